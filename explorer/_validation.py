@@ -1,0 +1,64 @@
+"""Argument and input checks shared by every algorithm.
+
+Each check raises ``ValueError`` naming the parameter, the value it got and what is
+allowed, and returns the cleaned value; callers check everything *before* touching
+their state, so a rejected input leaves the algorithm exactly as it was.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def check_int(name: str, value, *, minimum: int) -> int:
+    """An integer >= minimum (bools are refused: ``m=True`` is a mistake, not 1)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
+    return int(value)
+
+
+def check_float(name: str, value, *, minimum: float = -np.inf, maximum: float = np.inf,
+                strict_minimum: bool = False) -> float:
+    """A finite real number in [minimum, maximum] (or (minimum, maximum] if strict)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    low_ok = value > minimum if strict_minimum else value >= minimum
+    if not np.isfinite(value) or not low_ok or value > maximum:
+        bracket = "(" if strict_minimum else "["
+        raise ValueError(f"{name} must be a finite number in {bracket}{minimum}, {maximum}], got {value}")
+    return value
+
+
+def as_row(x, d: int, name: str = "x") -> np.ndarray:
+    """``x`` as a finite float vector of shape (d,)."""
+    x = _as_float_array(x, name)
+    if x.shape != (d,):
+        raise ValueError(f"{name} must be a vector of length d = {d}, got shape {x.shape}")
+    if not np.isfinite(x).all():
+        raise ValueError(f"{name} contains NaN or inf; only finite values are allowed")
+    return x
+
+
+def as_rows(X, d: int, name: str = "X") -> np.ndarray:
+    """``X`` as a finite float matrix of shape (n, d); a single vector counts as one row."""
+    X = _as_float_array(X, name)
+    if X.ndim == 1 and X.shape == (d,):
+        X = X[None, :]
+    if X.ndim != 2 or X.shape[1] != d:
+        raise ValueError(f"{name} must be a matrix with d = {d} columns, got shape {X.shape}")
+    if not np.isfinite(X).all():
+        bad = int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])
+        raise ValueError(f"{name} row {bad} contains NaN or inf; only finite values are allowed")
+    return X
+
+
+def _as_float_array(value, name: str) -> np.ndarray:
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be numeric, got {type(value).__name__}: {error}") from None

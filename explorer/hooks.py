@@ -1,0 +1,221 @@
+"""Introspection hooks: event records, the observable base class, and `Recorder`.
+
+Every algorithm in :mod:`explorer` is :class:`Observable`: ``handle = algo.add_hook(fn)``
+registers ``fn``, which is then called with one frozen event record per interesting
+moment (a shrink, a step, a fixed-share mix, ...); ``handle.remove()`` detaches it.
+Events are data, never prints, so a notebook or the dashboard only has to read them.
+
+When no hook is attached, an algorithm builds no event at all: every emission site is
+guarded by ``if self._hooks:``, so observation costs nothing unless somebody listens.
+
+>>> from explorer import FrequentDirections, Recorder
+>>> sk = FrequentDirections(d=3, m=2)
+>>> rec = Recorder(kinds=("shrink",))
+>>> handle = sk.add_hook(rec)
+>>> sk.extend([[1.0, 0, 0], [0, 2.0, 0], [0, 0, 3.0]])
+>>> rec.columns("shrink")["delta"].round(3).tolist()
+[1.0, 3.0]
+>>> handle.remove()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+
+__all__ = [
+    "ShrinkEvent",
+    "StepEvent",
+    "FixedShareEvent",
+    "CapEvent",
+    "DecomposeEvent",
+    "HookHandle",
+    "Observable",
+    "Recorder",
+]
+
+
+@dataclass(frozen=True)
+class ShrinkEvent:
+    """One shrink of a Frequent Directions buffer (ALGORITHMS.md sections 1, 2, 6).
+
+    t: rows seen when the shrink happened; sigma: singular values of the buffer *before*
+    the shrink, descending; delta: the amount subtracted from every sigma**2;
+    alpha: RFD's regularizer after this shrink (None for plain FD);
+    part: "+" or "-" for the two halves of Generalized FD, else None.
+    """
+
+    kind: ClassVar[str] = "shrink"
+    t: int
+    sigma: np.ndarray
+    delta: float
+    alpha: float | None = None
+    part: str | None = None
+
+
+@dataclass(frozen=True)
+class StepEvent:
+    """One round of an online learner: its loss and what it knows cheaply."""
+
+    kind: ClassVar[str] = "step"
+    t: int
+    loss: float
+    alpha: float | None = None
+    condition_number: float | None = None
+    rank: int | None = None
+
+
+@dataclass(frozen=True)
+class FixedShareEvent:
+    """Fixed-share mixing (Yuan & Lamperski): v after the exponentiated update, w_hat after mixing."""
+
+    kind: ClassVar[str] = "fixed_share"
+    t: int
+    v: np.ndarray
+    w_hat: np.ndarray
+    alpha: float
+
+
+@dataclass(frozen=True)
+class CapEvent:
+    """Capping onto the capped simplex: the weights before and after, and how many were capped."""
+
+    kind: ClassVar[str] = "cap"
+    t: int
+    before: np.ndarray
+    after: np.ndarray
+    n_capped: int
+
+
+@dataclass(frozen=True)
+class DecomposeEvent:
+    """Mixture decomposition: corner probabilities, the corners, and the index sampled."""
+
+    kind: ClassVar[str] = "decompose"
+    t: int
+    probs: np.ndarray
+    corners: np.ndarray
+    chosen: int
+
+
+Hook = Callable[[Any], None]
+
+
+class HookHandle:
+    """Returned by :meth:`Observable.add_hook`; ``remove()`` detaches the hook (idempotent)."""
+
+    def __init__(self, owner: "Observable", fn: Hook):
+        self._owner = owner
+        self._fn = fn
+
+    def remove(self) -> None:
+        self._owner._remove_hook(self._fn)
+
+
+class Observable:
+    """Base class of every algorithm: a list of hooks and the means to forward events.
+
+    Subclasses emit with ``if self._hooks: self._emit(SomeEvent(...))`` so no event is
+    built while nobody listens. An algorithm built on another one (a learner on its
+    sketch) calls :meth:`_forward_events` so the inner events reach the outer hooks;
+    the forwarding link is attached only while the outer object has hooks of its own.
+    """
+
+    def __init__(self) -> None:
+        self._hooks: list[Hook] = []
+        self._sources: list[tuple[Observable, Callable[[Any], Any]]] = []
+        self._source_handles: list[HookHandle] = []
+
+    def add_hook(self, fn: Hook) -> HookHandle:
+        """Call ``fn(event)`` on every event from now on; returns a handle to remove it."""
+        if not callable(fn):
+            raise ValueError(f"hook must be callable, got {type(fn).__name__}")
+        self._hooks.append(fn)
+        if len(self._hooks) == 1:
+            self._source_handles = [
+                source.add_hook(self._make_forwarder(adapt)) for source, adapt in self._sources
+            ]
+        return HookHandle(self, fn)
+
+    def _remove_hook(self, fn: Hook) -> None:
+        if fn in self._hooks:
+            self._hooks.remove(fn)
+            if not self._hooks:
+                for handle in self._source_handles:
+                    handle.remove()
+                self._source_handles = []
+
+    def _emit(self, event: Any) -> None:
+        for fn in list(self._hooks):
+            fn(event)
+
+    def _forward_events(self, source: "Observable", adapt: Callable[[Any], Any]) -> None:
+        """Re-emit ``adapt(event)`` for every event of ``source`` (e.g. a learner's sketch)."""
+        self._sources.append((source, adapt))
+        if self._hooks:
+            self._source_handles.append(source.add_hook(self._make_forwarder(adapt)))
+
+    def _make_forwarder(self, adapt: Callable[[Any], Any]) -> Hook:
+        return lambda event: self._emit(adapt(event))
+
+
+class Recorder:
+    """A hook that keeps events and hands them back as numpy columns for plotting.
+
+    ``Recorder(kinds=("shrink",), limit=None)``: keep only these kinds (all by default),
+    and at most ``limit`` events per kind (oldest dropped first; a ring buffer for long
+    dashboard runs). ``columns(kind)`` returns ``{field: array}``; array-valued fields
+    (sigma, v, ...) become a 2-D array, padded with NaN when their lengths differ.
+    """
+
+    def __init__(self, kinds: tuple[str, ...] | None = None, limit: int | None = None):
+        if limit is not None and (not isinstance(limit, (int, np.integer)) or limit < 1):
+            raise ValueError(f"limit must be a positive integer or None, got {limit!r}")
+        self.kinds = None if kinds is None else tuple(kinds)
+        self.limit = limit
+        self._events: dict[str, list[Any]] = {}
+
+    def __call__(self, event: Any) -> None:
+        if self.kinds is not None and event.kind not in self.kinds:
+            return
+        events = self._events.setdefault(event.kind, [])
+        events.append(event)
+        if self.limit is not None and len(events) > self.limit:
+            del events[: len(events) - self.limit]
+
+    def events(self, kind: str) -> list[Any]:
+        """The kept events of one kind, oldest first."""
+        return list(self._events.get(kind, []))
+
+    def clear(self) -> None:
+        self._events.clear()
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._events.values())
+
+    def columns(self, kind: str) -> dict[str, np.ndarray]:
+        """Events of ``kind`` as ``{field: numpy array}``; empty dict if none were kept."""
+        events = self._events.get(kind, [])
+        if not events:
+            return {}
+        names = [f.name for f in dataclasses.fields(events[0])]
+        return {name: _stack([getattr(e, name) for e in events]) for name in names}
+
+
+def _stack(values: list[Any]) -> np.ndarray:
+    """Scalars to a 1-D array (None -> NaN); arrays to a 2-D array padded with NaN."""
+    if any(isinstance(v, np.ndarray) and v.ndim > 0 for v in values):
+        arrays = [np.atleast_1d(np.asarray(v, dtype=float)).ravel() for v in values]
+        width = max(a.size for a in arrays)
+        out = np.full((len(arrays), width), np.nan)
+        for i, a in enumerate(arrays):
+            out[i, : a.size] = a
+        return out
+    if any(isinstance(v, str) for v in values):
+        return np.array(["" if v is None else v for v in values])
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+        return np.array(values, dtype=np.int64)
+    return np.array([np.nan if v is None else v for v in values], dtype=float)

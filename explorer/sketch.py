@@ -1,0 +1,418 @@
+"""Matrix sketches: Frequent Directions, Robust FD, Generalized FD, random projection.
+
+All of them summarize a stream of rows ``a_t`` in R^d by a small matrix ``B`` whose
+Gram matrix approximates ``A^T A`` (ALGORITHMS.md sections 1, 2 and 6). Memory is O(md):
+no d x d array is ever formed, except by :meth:`gram`, which exists for inspection.
+
+References
+----------
+- Liberty (2013); Ghashami, Liberty, Phillips, Woodruff (2016): Frequent Directions and
+  its doubling-space variant ("fast FD").
+- Luo, Chen, Zhang, Li (2017), *Online learning via regularized frequent directions*,
+  Algorithms 1-3; Luo et al. (JMLR 2019), *Robust frequent directions*, Theorems 1-4.
+- Luo et al. (KDD 2018), *Sketched follow-the-regularized-leader for online factorization
+  machine*, Algorithm 2 (Generalized FD).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import scipy.linalg
+
+from ._validation import as_row, as_rows, check_float, check_int
+from .hooks import Observable, ShrinkEvent
+from .state import check_kind, stateful
+
+__all__ = [
+    "FrequentDirections",
+    "RobustFrequentDirections",
+    "GeneralizedFrequentDirections",
+    "RandomProjectionSketch",
+]
+
+
+def _svd(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Singular values (descending) and right singular vectors of ``B``.
+
+    LAPACK's divide and conquer (gesdd) first; on its rare non-convergence, the slower
+    but more robust gesvd.
+    """
+    try:
+        _, sigma, Vt = scipy.linalg.svd(B, full_matrices=False, check_finite=False,
+                                        lapack_driver="gesdd")
+    except np.linalg.LinAlgError:
+        _, sigma, Vt = scipy.linalg.svd(B, full_matrices=False, check_finite=False,
+                                        lapack_driver="gesvd")
+    return sigma, Vt
+
+
+@stateful
+class FrequentDirections(Observable):
+    r"""Frequent Directions (Liberty 2013; Luo et al. 2017, Algorithm 1; fast: Algorithm 2).
+
+    Keeps ``B`` with m rows (``fast=True``: a 2m-row buffer). Each row goes into an
+    all-zero row of ``B``; when none is left, the shrink
+
+    .. math:: B = U \Sigma V^T,\quad \delta = \sigma_m^2,\quad
+              B \leftarrow \sqrt{\max(\Sigma^2 - \delta I, 0)}\, V^T
+
+    zeroes row m and beyond. The exact variant shrinks on every row once full
+    (O(m^2 d) per row), the fast one every m+1 rows (O(md) amortized). Both guarantee,
+    with ``Delta = delta_total``:
+
+    - ``A^T A - B^T B`` is positive semidefinite;
+    - ``||A^T A - B^T B||_2 <= Delta <= ||A - A_k||_F^2 / (m - k)`` for every k < m.
+
+    All-zero input rows change nothing but ``n_seen`` (they would occupy no row).
+
+    >>> import numpy as np
+    >>> sk = FrequentDirections(d=3, m=2)
+    >>> sk.extend(np.diag([3.0, 2.0, 1.0]))
+    >>> np.round(np.diag(sk.gram()), 3).tolist(), sk.delta_total
+    ([4.0, 0.0, 0.0], 5.0)
+    """
+
+    def __init__(self, d: int, m: int, *, fast: bool = False):
+        super().__init__()
+        self.d = check_int("d", d, minimum=1)
+        self.m = check_int("m", m, minimum=2)
+        if not isinstance(fast, (bool, np.bool_)):
+            raise ValueError(f"fast must be True or False, got {fast!r}")
+        self.fast = bool(fast)
+        self._buffer = np.zeros((self.capacity, self.d))
+        self._filled = 0
+        self.n_seen = 0
+        self.n_shrinks = 0
+        self.delta_total = 0.0
+
+    @property
+    def capacity(self) -> int:
+        """Rows in the buffer: m (exact) or 2m (fast)."""
+        return 2 * self.m if self.fast else self.m
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(d={self.d}, m={self.m}, fast={self.fast}) "
+                f"n_seen={self.n_seen} delta_total={self.delta_total:.4g}")
+
+    # -- the stream ---------------------------------------------------------------
+    def update(self, x) -> None:
+        """Add one row ``x`` (length d)."""
+        self._insert(as_row(x, self.d)[None, :])
+
+    def extend(self, X) -> None:
+        """Add the rows of ``X`` (n x d) in order; same result as ``update`` row by row."""
+        self._insert(as_rows(X, self.d))
+
+    def _insert(self, X: np.ndarray) -> None:
+        """Copy validated rows into free buffer rows, shrinking whenever it fills up."""
+        nonzero = np.flatnonzero(np.any(X != 0, axis=1))
+        seen_before = self.n_seen
+        start = 0
+        while start < nonzero.size:
+            block = nonzero[start:start + self.capacity - self._filled]
+            self._buffer[self._filled:self._filled + block.size] = X[block]
+            self._filled += block.size
+            start += block.size
+            if self._filled == self.capacity:
+                self.n_seen = seen_before + int(block[-1]) + 1
+                self._shrink()
+        self.n_seen = seen_before + X.shape[0]
+
+    def _shrink(self) -> None:
+        sigma, Vt = _svd(self._buffer[:self._filled])
+        squared = sigma ** 2
+        # delta is sigma_m^2; with rank < m (e.g. d < m) it is 0 and the shrink only compacts.
+        delta = float(squared[self.m - 1]) if squared.size >= self.m else 0.0
+        shrunk = np.maximum(squared[:self.m - 1] - delta, 0.0)
+        keep = int(np.count_nonzero(shrunk > 0.0))
+        self._buffer[:keep] = np.sqrt(shrunk[:keep])[:, None] * Vt[:keep]
+        self._buffer[keep:] = 0.0  # exactly zero: no "ghost" rows from rounding
+        self._filled = keep
+        self.n_shrinks += 1
+        self.delta_total += delta
+        self._after_shrink(delta)
+        if self._hooks:
+            self._emit(ShrinkEvent(t=self.n_seen, sigma=sigma, delta=delta,
+                                   alpha=self._regularizer()))
+
+    def _after_shrink(self, delta: float) -> None:
+        """Subclass hook: RFD grows alpha here."""
+
+    def _regularizer(self) -> float | None:
+        """The alpha reported in events: None for plain FD."""
+        return None
+
+    # -- what the sketch holds ------------------------------------------------------
+    @property
+    def sketch(self) -> np.ndarray:
+        """A copy of the whole buffer ``B`` (capacity x d); its zero rows are free rows."""
+        return self._buffer.copy()
+
+    @property
+    def rows(self) -> np.ndarray:
+        """A copy of the occupied (non-zero) rows of ``B``, shape (r, d) with r < capacity."""
+        return self._buffer[:self._filled].copy()
+
+    @property
+    def rank(self) -> int:
+        """Number of occupied rows (an upper bound on rank(B))."""
+        return self._filled
+
+    def singular_values(self) -> np.ndarray:
+        """Singular values of the current ``B``, descending (O(r^2 d))."""
+        if self._filled == 0:
+            return np.zeros(0)
+        return scipy.linalg.svdvals(self._buffer[:self._filled], check_finite=False)
+
+    def gram(self) -> np.ndarray:
+        """``B^T B``, the d x d approximation of ``A^T A`` (for inspection: O(d^2) memory)."""
+        B = self._buffer[:self._filled]
+        return B.T @ B
+
+    # -- persistence ------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
+        return {"kind": type(self).__name__, "d": self.d, "m": self.m, "fast": self.fast,
+                "buffer": self._buffer.copy(), "filled": self._filled, "n_seen": self.n_seen,
+                "n_shrinks": self.n_shrinks, "delta_total": self.delta_total,
+                **self._extra_state()}
+
+    def _extra_state(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_state_dict(cls, state: dict) -> "FrequentDirections":
+        check_kind(state, cls)
+        sk = cls(int(state["d"]), int(state["m"]), fast=bool(state["fast"]),
+                 **cls._extra_arguments(state))
+        sk._restore(state)
+        return sk
+
+    def _restore(self, state: dict) -> None:
+        buffer = np.asarray(state["buffer"], dtype=float)
+        filled = int(state["filled"])
+        if buffer.shape != self._buffer.shape or not 0 <= filled < self.capacity:
+            raise ValueError(f"state_dict buffer of shape {buffer.shape} with {filled} rows "
+                             f"does not fit d={self.d}, m={self.m}, fast={self.fast}")
+        self._buffer[:] = buffer
+        self._filled = filled
+        self.n_seen = int(state["n_seen"])
+        self.n_shrinks = int(state["n_shrinks"])
+        self.delta_total = float(state["delta_total"])
+
+    @classmethod
+    def _extra_arguments(cls, state: dict) -> dict:
+        return {}
+
+
+@stateful
+class RobustFrequentDirections(FrequentDirections):
+    r"""Robust Frequent Directions (Luo et al. 2017, Algorithms 2-3; JMLR 2019).
+
+    Frequent Directions plus one scalar: at every shrink ``alpha += delta / 2``,
+    starting from ``alpha0 >= 0``; ``B^T B + alpha I`` approximates ``A^T A + alpha0 I``.
+    ``B`` is exactly the FD matrix for the same rows. Guarantees (Theorems 3-4):
+
+    - ``-(alpha - alpha0) I <= A^T A + alpha0 I - (B^T B + alpha I) <= (alpha - alpha0) I``,
+      so the spectral error is at most ``Delta / 2`` -- half of FD's bound;
+    - ``kappa(B^T B + alpha I) <= kappa(B^T B + alpha0 I)``.
+
+    Each shrink is the spectral-norm-optimal rank-(m-1)-plus-scaled-identity
+    approximation of ``B_hat^T B_hat + alpha I`` (Theorems 1-2).
+
+    >>> import numpy as np
+    >>> sk = RobustFrequentDirections(d=3, m=2, alpha0=0.0)
+    >>> sk.extend(np.diag([3.0, 2.0, 1.0]))
+    >>> sk.alpha, np.round(np.diag(sk.gram()), 3).tolist()
+    (2.5, [6.5, 2.5, 2.5])
+    """
+
+    def __init__(self, d: int, m: int, *, alpha0: float = 0.0, fast: bool = False):
+        super().__init__(d, m, fast=fast)
+        self.alpha0 = check_float("alpha0", alpha0, minimum=0.0)
+
+    @property
+    def alpha(self) -> float:
+        """``alpha0 + Delta / 2``: the regularizer that makes RFD's error two-sided."""
+        return self.alpha0 + self.delta_total / 2
+
+    def _regularizer(self) -> float:
+        return self.alpha
+
+    def __repr__(self) -> str:
+        return (f"RobustFrequentDirections(d={self.d}, m={self.m}, alpha0={self.alpha0:g}, "
+                f"fast={self.fast}) n_seen={self.n_seen} alpha={self.alpha:.4g}")
+
+    def gram(self) -> np.ndarray:
+        """``B^T B + alpha I``, the approximation of ``A^T A + alpha0 I``."""
+        return super().gram() + self.alpha * np.eye(self.d)
+
+    def _extra_state(self) -> dict:
+        return {"alpha0": self.alpha0}
+
+    @classmethod
+    def _extra_arguments(cls, state: dict) -> dict:
+        return {"alpha0": float(state["alpha0"])}
+
+
+@stateful
+class GeneralizedFrequentDirections(Observable):
+    r"""Generalized FD for indefinite sums (Luo et al., KDD 2018, Algorithm 2).
+
+    Approximates ``G = sum_t s_t g_t g_t^T`` by ``B+^T B+ - B-^T B-``: a row with weight
+    ``s > 0`` goes into the FD sketch ``positive`` as ``sqrt(s) g``, one with ``s < 0``
+    into ``negative`` as ``sqrt(-s) g``. With ``H+``/``H-`` the matrices of those scaled
+    rows, ``||G - (B+^T B+ - B-^T B-)||_2 <= Delta+ + Delta- <=
+    (||H+ - H+_k||_F^2 + ||H- - H-_k||_F^2) / (m - k)``.
+    Shrink events of the two parts are re-emitted with ``part`` "+" or "-".
+
+    >>> import numpy as np
+    >>> sk = GeneralizedFrequentDirections(d=2, m=2)
+    >>> sk.extend(np.eye(2), [2.0, -1.0])
+    >>> sk.gram().tolist()
+    [[2.0, 0.0], [0.0, -1.0]]
+    """
+
+    def __init__(self, d: int, m: int, *, fast: bool = False):
+        super().__init__()
+        self.positive = FrequentDirections(d, m, fast=fast)
+        self.negative = FrequentDirections(d, m, fast=fast)
+        self.d, self.m, self.fast = self.positive.d, self.positive.m, self.positive.fast
+        self.n_seen = 0
+        self._forward_events(self.positive, self._relabel("+"))
+        self._forward_events(self.negative, self._relabel("-"))
+
+    def _relabel(self, part: str):
+        return lambda event: dataclasses.replace(event, t=self.n_seen, part=part)
+
+    def __repr__(self) -> str:
+        return (f"GeneralizedFrequentDirections(d={self.d}, m={self.m}, fast={self.fast}) "
+                f"n_seen={self.n_seen} delta_total={self.delta_total:.4g}")
+
+    def update(self, x, s: float) -> None:
+        """Add ``s x x^T`` (``s`` a finite non-zero weight)."""
+        self._insert(as_row(x, self.d)[None, :], np.array([_check_weight(s)]))
+
+    def extend(self, X, s) -> None:
+        """Add ``sum_i s_i x_i x_i^T`` in order; ``s`` a scalar or one weight per row."""
+        X = as_rows(X, self.d)
+        weights = np.asarray(s, dtype=float)
+        if weights.ndim == 0:
+            weights = np.full(X.shape[0], float(weights))
+        if weights.shape != (X.shape[0],):
+            raise ValueError(f"s must be a scalar or have one weight per row ({X.shape[0]}), "
+                             f"got shape {weights.shape}")
+        for weight in weights:
+            _check_weight(weight)
+        self._insert(X, weights)
+
+    def _insert(self, X: np.ndarray, weights: np.ndarray) -> None:
+        for x, weight in zip(X, weights):
+            self.n_seen += 1
+            part = self.positive if weight > 0 else self.negative
+            part._insert(np.sqrt(abs(weight)) * x[None, :])
+
+    @property
+    def delta_total(self) -> float:
+        """Sum of the shrink amounts of both parts."""
+        return self.positive.delta_total + self.negative.delta_total
+
+    def gram(self) -> np.ndarray:
+        """``B+^T B+ - B-^T B-`` (d x d, for inspection)."""
+        return self.positive.gram() - self.negative.gram()
+
+    def state_dict(self) -> dict:
+        parts = {f"{name}.{key}": value
+                 for name, sketch in (("positive", self.positive), ("negative", self.negative))
+                 for key, value in sketch.state_dict().items()}
+        return {"kind": type(self).__name__, "d": self.d, "m": self.m, "fast": self.fast,
+                "n_seen": self.n_seen, **parts}
+
+    @classmethod
+    def from_state_dict(cls, state: dict) -> "GeneralizedFrequentDirections":
+        check_kind(state, cls)
+        sk = cls(int(state["d"]), int(state["m"]), fast=bool(state["fast"]))
+        for name in ("positive", "negative"):
+            prefix = f"{name}."
+            getattr(sk, name)._restore({key[len(prefix):]: value for key, value in state.items()
+                                        if key.startswith(prefix)})
+        sk.n_seen = int(state["n_seen"])
+        return sk
+
+
+def _check_weight(s) -> float:
+    s = check_float("s", s)
+    if s == 0.0:
+        raise ValueError("s must be a non-zero weight (positive rows go to B+, negative to B-), got 0")
+    return s
+
+
+@stateful
+class RandomProjectionSketch(Observable):
+    r"""Gaussian random-projection sketch (the RP-SON baseline of Luo et al. 2017).
+
+    ``B <- B + r_t a_t^T`` with ``r_t ~ N(0, I_m / m)``, so ``E[B^T B] = A^T A``.
+    No shrink ever happens; the error is random rather than one-sided.
+
+    >>> import numpy as np
+    >>> sk = RandomProjectionSketch(d=3, m=4, seed=0)
+    >>> sk.extend(np.eye(3))
+    >>> sk.sketch.shape, sk.n_seen
+    ((4, 3), 3)
+    """
+
+    def __init__(self, d: int, m: int, *, seed: int | None = None):
+        super().__init__()
+        self.d = check_int("d", d, minimum=1)
+        self.m = check_int("m", m, minimum=1)
+        self._rng = np.random.default_rng(seed)
+        self._buffer = np.zeros((self.m, self.d))
+        self.n_seen = 0
+
+    def __repr__(self) -> str:
+        return f"RandomProjectionSketch(d={self.d}, m={self.m}) n_seen={self.n_seen}"
+
+    def update(self, x) -> None:
+        """Add one row ``x``."""
+        self._insert(as_row(x, self.d)[None, :])
+
+    def extend(self, X) -> None:
+        """Add the rows of ``X`` in order (same random draws as row by row)."""
+        self._insert(as_rows(X, self.d))
+
+    def _insert(self, X: np.ndarray) -> None:
+        R = self._rng.standard_normal((X.shape[0], self.m)) / np.sqrt(self.m)
+        self._buffer += R.T @ X
+        self.n_seen += X.shape[0]
+
+    @property
+    def sketch(self) -> np.ndarray:
+        """A copy of ``B`` (m x d)."""
+        return self._buffer.copy()
+
+    rows = sketch
+
+    def gram(self) -> np.ndarray:
+        """``B^T B``, an unbiased estimate of ``A^T A``."""
+        return self._buffer.T @ self._buffer
+
+    def state_dict(self) -> dict:
+        return {"kind": type(self).__name__, "d": self.d, "m": self.m,
+                "buffer": self._buffer.copy(), "n_seen": self.n_seen,
+                "rng": json.dumps(self._rng.bit_generator.state)}
+
+    @classmethod
+    def from_state_dict(cls, state: dict) -> "RandomProjectionSketch":
+        check_kind(state, cls)
+        sk = cls(int(state["d"]), int(state["m"]))
+        buffer = np.asarray(state["buffer"], dtype=float)
+        if buffer.shape != sk._buffer.shape:
+            raise ValueError(f"state_dict buffer of shape {buffer.shape} does not fit "
+                             f"d={sk.d}, m={sk.m}")
+        sk._buffer[:] = buffer
+        sk.n_seen = int(state["n_seen"])
+        sk._rng.bit_generator.state = json.loads(str(state["rng"]))
+        return sk
