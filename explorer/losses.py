@@ -1,0 +1,139 @@
+"""The losses of the papers, as functions of a prediction ``z`` and a label ``y``.
+
+Each loss is a small object with ``value(z, y)`` and ``derivative(z, y)`` (the derivative,
+or a subgradient, with respect to the prediction ``z``), vectorized over numpy arrays.
+A linear learner predicting ``z = w^T x`` gets its gradient as ``derivative(z, y) * x``
+(ALGORITHMS.md section 3: ``g_t = l_t'(w^T x_t) x_t``).
+
+>>> loss = get_loss("logistic")
+>>> round(float(loss.value(0.0, 1.0)), 4), round(float(loss.derivative(0.0, 1.0)), 4)
+(0.6931, -0.5)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+__all__ = ["Loss", "SquaredLoss", "LogisticLoss", "AbsoluteLoss", "SquaredHingeLoss",
+           "LOSSES", "get_loss"]
+
+
+class Loss:
+    """Base class: ``value(z, y)`` and ``derivative(z, y)`` with respect to ``z``."""
+
+    name: str = ""
+
+    def value(self, z, y):
+        raise NotImplementedError
+
+    def derivative(self, z, y):
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class SquaredLoss(Loss):
+    r"""Squared loss :math:`(z - y)^2`, derivative :math:`2(z - y)`.
+
+    No factor 1/2: this is the convention of the RFD-SON papers (Luo et al. 2017,
+    JMLR 2019; ALGORITHMS.md section 3), whose exp-concavity constant ``mu = 1/(8 C^2)``
+    is stated for it. (The FM ratings task of section 6 writes ``(z - b)^2 / 2``; a
+    learner that wants that halves this loss.)
+
+    >>> SquaredLoss().value(np.array([1.0, 3.0]), 1.0).tolist()
+    [0.0, 4.0]
+    """
+
+    name = "squared"
+
+    def value(self, z, y):
+        return (np.asarray(z, dtype=float) - y) ** 2
+
+    def derivative(self, z, y):
+        return 2.0 * (np.asarray(z, dtype=float) - y)
+
+
+class LogisticLoss(Loss):
+    r"""Logistic loss :math:`\log(1 + e^{-y z})` for labels in {-1, +1}.
+
+    Derivative :math:`-y\,\sigma(-y z)` with :math:`\sigma` the logistic function. Both are
+    computed stably (``np.logaddexp``, ``scipy.special.expit``): no overflow for
+    ``|z|`` in the thousands. Used for FM classification (ALGORITHMS.md section 6).
+
+    >>> LogisticLoss().value(np.array([-1000.0, 1000.0]), 1.0).tolist()
+    [1000.0, 0.0]
+    """
+
+    name = "logistic"
+
+    def value(self, z, y):
+        return np.logaddexp(0.0, -np.asarray(y, dtype=float) * z)
+
+    def derivative(self, z, y):
+        y = np.asarray(y, dtype=float)
+        return -y * expit(-y * z)
+
+
+class AbsoluteLoss(Loss):
+    r"""Absolute loss :math:`|z - y|`; subgradient :math:`\mathrm{sign}(z - y)` (0 at z = y).
+
+    The regression loss of Wan & Zhang's ADA-FD experiments (ALGORITHMS.md section 4).
+
+    >>> AbsoluteLoss().derivative(np.array([0.0, 1.0, 2.0]), 1.0).tolist()
+    [-1.0, 0.0, 1.0]
+    """
+
+    name = "absolute"
+
+    def value(self, z, y):
+        return np.abs(np.asarray(z, dtype=float) - y)
+
+    def derivative(self, z, y):
+        return np.sign(np.asarray(z, dtype=float) - y)
+
+
+class SquaredHingeLoss(Loss):
+    r"""Squared hinge loss :math:`\max(0, 1 - y z)^2`; derivative :math:`-2 y \max(0, 1 - y z)`.
+
+    Smooth, for labels in {-1, +1}.
+
+    >>> SquaredHingeLoss().value(np.array([-1.0, 0.0, 2.0]), 1.0).tolist()
+    [4.0, 1.0, 0.0]
+    """
+
+    name = "squared_hinge"
+
+    def value(self, z, y):
+        return self._margin_gap(z, y) ** 2
+
+    def derivative(self, z, y):
+        return -2.0 * np.asarray(y, dtype=float) * self._margin_gap(z, y)
+
+    @staticmethod
+    def _margin_gap(z, y):
+        return np.maximum(0.0, 1.0 - np.asarray(y, dtype=float) * z)
+
+
+LOSSES: dict[str, type[Loss]] = {
+    cls.name: cls for cls in (SquaredLoss, LogisticLoss, AbsoluteLoss, SquaredHingeLoss)
+}
+
+
+def get_loss(loss: str | Loss) -> Loss:
+    """The loss called ``loss`` (one of :data:`LOSSES`); a :class:`Loss` is returned as is.
+
+    >>> get_loss("squared")
+    SquaredLoss()
+    >>> get_loss("hinge")
+    Traceback (most recent call last):
+    ...
+    ValueError: loss must be one of 'squared', 'logistic', 'absolute', 'squared_hinge', got 'hinge'
+    """
+    if isinstance(loss, Loss):
+        return loss
+    if not isinstance(loss, str) or loss not in LOSSES:
+        valid = ", ".join(repr(name) for name in LOSSES)
+        raise ValueError(f"loss must be one of {valid}, got {loss!r}")
+    return LOSSES[loss]()

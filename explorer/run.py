@@ -1,0 +1,299 @@
+"""Feed a stream to an algorithm and keep per-step numbers: :func:`run` and :class:`History`.
+
+Compute and view stay apart: :func:`run` returns arrays, plotting code only reads them.
+
+>>> import numpy as np
+>>> from explorer import RobustFrequentDirections, Recorder
+>>> sk = RobustFrequentDirections(d=3, m=2)
+>>> recorder = Recorder(kinds=("shrink",))
+>>> history = run(sk, np.diag([3.0, 2.0, 1.0]), hooks=[recorder])
+>>> history
+History(3 steps; columns t, n_seen, delta_total, alpha; last: t=3, n_seen=3, delta_total=5, alpha=2.5)
+>>> history["alpha"].tolist(), recorder.columns("shrink")["delta"].tolist()
+([0.0, 2.0, 2.5], [4.0, 1.0])
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
+
+from ._validation import check_int
+
+__all__ = ["History", "run"]
+
+
+class History:
+    """Per-step columns of one run: a read-only table, ``history[name]`` -> numpy array.
+
+    Like a pandas DataFrame, ``len(history)`` is the number of recorded steps (rows)
+    and iterating gives the column names. Column ``"t"`` holds the 1-based step numbers
+    of the recorded rows. The arrays are read-only; :meth:`to_dict` gives writable copies
+    (``pandas.DataFrame(history.to_dict())`` makes a frame).
+
+    >>> h = History({"t": [1, 2], "loss": [0.5, 0.25]})
+    >>> len(h), list(h), h["loss"].tolist()
+    (2, ['t', 'loss'], [0.5, 0.25])
+    """
+
+    def __init__(self, columns: dict[str, Any]):
+        arrays = {name: np.array(values) for name, values in columns.items()}
+        lengths = {name: array.shape[0] if array.ndim else None for name, array in arrays.items()}
+        if len(set(lengths.values())) > 1 or None in lengths.values():
+            raise ValueError(f"History columns must be 1-D and of equal length, got lengths {lengths}")
+        for array in arrays.values():
+            array.setflags(write=False)
+        self._columns = arrays
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._columns:
+            raise KeyError(f"no column {name!r}; columns are {list(self._columns)}")
+        return self._columns[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._columns)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._columns
+
+    def __len__(self) -> int:
+        return next(iter(self._columns.values())).shape[0] if self._columns else 0
+
+    def keys(self):
+        return self._columns.keys()
+
+    def values(self):
+        return self._columns.values()
+
+    def items(self):
+        return self._columns.items()
+
+    def to_dict(self) -> dict[str, np.ndarray]:
+        """``{name: writable copy of the column}``."""
+        return {name: array.copy() for name, array in self._columns.items()}
+
+    def __repr__(self) -> str:
+        names = ", ".join(self._columns)
+        if not len(self):
+            return f"History(0 steps; columns {names})"
+        last = ", ".join(f"{name}={array[-1]:.4g}" for name, array in self._columns.items())
+        return f"History({len(self)} steps; columns {names}; last: {last})"
+
+
+def run(algorithm, stream, *, hooks=(), progress: bool = False,
+        observe: dict[str, Callable[[Any], float]] | None = None, every: int = 1) -> History:
+    """Feed ``stream`` to ``algorithm`` one example at a time and record what happens.
+
+    Online learners (they have ``learn(x, y=None) -> loss``; DESIGN.md "Public API")
+    get ``learn(x)`` or ``learn(x, y)``, recorded as columns ``"loss"`` (that step's
+    loss) and ``"cumulative_loss"`` (the sum over *all* steps so far, recorded or not).
+    Sketches (they have ``update``) get ``update(x)``, or ``update(x, s)`` for a
+    weighted stream into Generalized FD, one row per step so hooks see every step;
+    recorded: those of ``"n_seen"``, ``"delta_total"`` and ``"alpha"`` (Robust FD) that
+    the sketch has (a random projection has no ``delta_total``).
+
+    Parameters
+    ----------
+    algorithm
+        An online learner or a sketch from :mod:`explorer` (anything with ``learn`` or
+        ``update``; ``add_hook`` is needed only when ``hooks`` are given).
+    stream
+        An array ``X`` (n, d); a pair ``(X, y)`` of arrays with one label (or weight) per
+        row; or any iterable of rows ``x`` or of tuples ``(x, y)``.
+    hooks : iterable of callables, or one callable
+        Attached with ``algorithm.add_hook`` for this run only and removed afterwards,
+        also when the run fails (e.g. a :class:`explorer.hooks.Recorder`).
+    progress : bool
+        Show a ``tqdm.auto`` progress bar (with a total when the stream has a length).
+    observe : dict name -> callable(algorithm) -> float, optional
+        Extra columns, each evaluated on the algorithm after the recorded steps, e.g.
+        ``{"error": lambda sk: covariance_error(X[:sk.n_seen], sk)}``.
+    every : int >= 1
+        Record every ``every``-th step, and always the last one; column ``"t"`` says
+        which steps were recorded.
+
+    Returns
+    -------
+    History
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from explorer import FrequentDirections
+    >>> X = np.random.default_rng(0).standard_normal((100, 5))
+    >>> h = run(FrequentDirections(d=5, m=3), X, every=40,
+    ...         observe={"rows": lambda sk: sk.rows.shape[0]})
+    >>> h["t"].tolist(), h["rows"].tolist()
+    ([40, 80, 100], [2.0, 2.0, 2.0])
+    """
+    step = _stepper(algorithm)
+    every = check_int("every", every, minimum=1)
+    observe = _check_observe(observe, reserved=("t", *step.columns))
+    items, total = _items(stream)
+    hooks = _check_hooks(algorithm, hooks)
+    columns: dict[str, list] = {name: [] for name in ("t", *step.columns, *observe)}
+
+    def record(t: int) -> None:
+        columns["t"].append(t)
+        for name, value in step.values().items():
+            columns[name].append(value)
+        for name, fn in observe.items():
+            columns[name].append(_observed_value(name, fn, algorithm))
+
+    handles = []
+    bar = _progress_bar(progress, total, type(algorithm).__name__)
+    try:
+        for fn in hooks:
+            handles.append(algorithm.add_hook(fn))
+        t = 0
+        for t, item in enumerate(items, start=1):
+            step(*_split(item))
+            if t % every == 0:
+                record(t)
+            bar.update()
+        if t % every:
+            record(t)
+    finally:
+        bar.close()
+        for handle in handles:
+            handle.remove()
+    return History({**columns, "t": np.array(columns["t"], dtype=np.int64)})
+
+
+# -- one step of a learner or a sketch ------------------------------------------------------
+
+class _LearnerStep:
+    """``learn(x[, y])``; keeps that step's loss and the running total."""
+
+    columns = ("loss", "cumulative_loss")
+
+    def __init__(self, algorithm):
+        self.learn = algorithm.learn
+        self.loss = np.nan
+        self.cumulative_loss = 0.0
+
+    def __call__(self, x, y) -> None:
+        self.loss = float(self.learn(x) if y is None else self.learn(x, y))
+        self.cumulative_loss += self.loss
+
+    def values(self) -> dict[str, float]:
+        return {"loss": self.loss, "cumulative_loss": self.cumulative_loss}
+
+
+class _SketchStep:
+    """``update(x)``, or ``update(x, s)`` for a sketch that takes a weight (GFD)."""
+
+    recorded = ("n_seen", "delta_total", "alpha")
+
+    def __init__(self, algorithm):
+        self.algorithm = algorithm
+        self.columns = tuple(name for name in self.recorded if hasattr(algorithm, name))
+        self.takes_weight = _accepts_two_arguments(algorithm.update)
+
+    def __call__(self, x, y) -> None:
+        if y is None:
+            self.algorithm.update(x)
+        elif self.takes_weight:
+            self.algorithm.update(x, y)
+        else:
+            raise ValueError(f"{type(self.algorithm).__name__}.update takes rows only, but the "
+                             "stream has labels: pass X alone")
+
+    def values(self) -> dict[str, float]:
+        return {name: getattr(self.algorithm, name) for name in self.columns}
+
+
+def _stepper(algorithm) -> _LearnerStep | _SketchStep:
+    if callable(getattr(algorithm, "learn", None)):
+        return _LearnerStep(algorithm)
+    if callable(getattr(algorithm, "update", None)):
+        return _SketchStep(algorithm)
+    raise ValueError(f"algorithm must be an online learner (with learn) or a sketch (with "
+                     f"update), got {type(algorithm).__name__}")
+
+
+def _accepts_two_arguments(method) -> bool:
+    try:
+        inspect.signature(method).bind(None, None)
+    except TypeError:
+        return False
+    return True
+
+
+# -- arguments ------------------------------------------------------------------------------
+
+def _items(stream) -> tuple[Iterable, int | None]:
+    """The stream as an iterable of ``x`` or ``(x, y)``, and its length when known."""
+    if isinstance(stream, np.ndarray):
+        if stream.ndim != 2:
+            raise ValueError(f"an array stream must be 2-D (n rows, d columns), got shape {stream.shape}")
+        return stream, stream.shape[0]
+    if isinstance(stream, tuple) and len(stream) == 2 and np.ndim(stream[0]) == 2:
+        X, y = np.asarray(stream[0]), stream[1]
+        if np.ndim(y) != 1 or len(y) != X.shape[0]:
+            raise ValueError(f"in a stream (X, y), y must have one entry per row of X "
+                             f"({X.shape[0]}), got shape {np.shape(y)}")
+        return zip(X, y), X.shape[0]
+    try:
+        items = iter(stream)
+    except TypeError:
+        raise ValueError(f"stream must be an array X, a pair (X, y) or an iterable of rows, "
+                         f"got {type(stream).__name__}") from None
+    return items, len(stream) if hasattr(stream, "__len__") else None
+
+
+def _split(item) -> tuple[Any, Any]:
+    """``(x, y)`` from a tuple item, ``(x, None)`` from a row."""
+    if isinstance(item, tuple):
+        if len(item) != 2:
+            raise ValueError(f"a tuple in the stream must be (x, y), got {len(item)} elements")
+        return item
+    return item, None
+
+
+def _check_observe(observe, reserved: tuple[str, ...]) -> dict[str, Callable]:
+    observe = {} if observe is None else dict(observe)
+    for name, fn in observe.items():
+        if name in reserved:
+            raise ValueError(f"observe name {name!r} is taken by a built-in column; "
+                             f"built-in columns are {list(reserved)}")
+        if not callable(fn):
+            raise ValueError(f"observe[{name!r}] must be a callable(algorithm) -> float, "
+                             f"got {type(fn).__name__}")
+    return observe
+
+
+def _check_hooks(algorithm, hooks) -> tuple[Callable, ...]:
+    hooks = (hooks,) if callable(hooks) else tuple(hooks)
+    if hooks and not callable(getattr(algorithm, "add_hook", None)):
+        raise ValueError(f"hooks were given but {type(algorithm).__name__} has no add_hook")
+    for fn in hooks:
+        if not callable(fn):
+            raise ValueError(f"every hook must be callable, got {type(fn).__name__}")
+    return hooks
+
+
+def _observed_value(name: str, fn: Callable, algorithm) -> float:
+    value = fn(algorithm)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"observe[{name!r}] must return a number, got {type(value).__name__}") from None
+
+
+class _NoProgressBar:
+    def update(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(progress: bool, total: int | None, description: str):
+    if not progress:
+        return _NoProgressBar()
+    from tqdm.auto import tqdm  # imported only when asked for: it costs ~0.1 s
+
+    return tqdm(total=total, desc=description)

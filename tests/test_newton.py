@@ -1,0 +1,190 @@
+"""Sketched online Newton (ALGORITHMS.md section 3): exactness, Woodbury, projection, robustness."""
+
+import io
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from explorer import Recorder, load_state, save_state, streams
+from explorer.newton import SketchedOnlineNewton
+
+
+def classification_stream(n=400, d=8, seed=0):
+    X = streams.decaying_spectrum(n, d, seed=seed)
+    y, _ = streams.linear_classification_labels(X, seed=seed)
+    return X / np.linalg.norm(X, axis=1).max(), y
+
+
+def losses(learner, X, y):
+    return np.array([learner.learn(x, label) for x, label in zip(X, y)])
+
+
+def dense_curvature(learner):
+    sketch = learner.sketch
+    B = sketch.rows if hasattr(sketch, "rank") else sketch.sketch
+    return B.T @ B + learner.alpha * np.eye(learner.d)
+
+
+@pytest.mark.parametrize("kind", ["rfd", "fd"])
+@pytest.mark.parametrize("fast", [False, True])
+@pytest.mark.parametrize("loss", ["squared", "logistic"])
+def test_sketch_larger_than_d_equals_full_newton(kind, fast, loss):
+    """m > d: the sketch keeps every direction (delta = 0), so H is exact: FULL-ON."""
+    X, y = classification_stream(d=6)
+    sketched = SketchedOnlineNewton(6, sketch=kind, m=8, alpha0=0.5, fast=fast, loss=loss)
+    full = SketchedOnlineNewton(6, sketch="full", alpha0=0.5, loss=loss)
+    np.testing.assert_allclose(losses(sketched, X, y), losses(full, X, y), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(sketched.u, full.u, rtol=1e-6, atol=1e-9)
+    assert sketched.sketch.delta_total == 0.0
+
+
+@given(st.sampled_from(["rfd", "fd", "rp"]), st.integers(2, 6), st.integers(0, 10_000),
+       st.sampled_from([0.0, 1e-3, 1.0]), st.booleans())
+def test_woodbury_solve_equals_dense_solve(kind, m, seed, alpha0, fast):
+    if kind != "rfd" and alpha0 == 0.0:
+        alpha0 = 1e-3  # only RFD-SON may start from alpha0 = 0 (pseudo-inverse)
+    X, y = classification_stream(n=60, d=7, seed=seed)
+    learner = SketchedOnlineNewton(7, sketch=kind, m=m, alpha0=alpha0, fast=fast, seed=seed)
+    losses(learner, X, y)
+    v = np.random.default_rng(seed).standard_normal(7)
+    H = dense_curvature(learner)
+    expected = np.linalg.solve(H, v) if learner.alpha > 0 else np.linalg.pinv(H) @ v
+    np.testing.assert_allclose(learner.solve(v), expected, rtol=1e-6,
+                               atol=1e-8 * np.abs(expected).max())
+    np.testing.assert_allclose(learner.condition_number(), np.linalg.cond(H), rtol=1e-6)
+
+
+def test_pseudo_inverse_before_the_first_shrink():
+    """JMLR convention: alpha0 = 0 and alpha = 0 until a shrink; H^+ on the sketch's span."""
+    learner = SketchedOnlineNewton(5, sketch="rfd", m=4, alpha0=0.0)
+    learner.learn(np.array([1.0, 2.0, 0, 0, 0]), 1.0)
+    learner.learn(np.array([0, 1.0, 0, 1.0, 0]), -1.0)
+    assert learner.alpha == 0.0
+    H = dense_curvature(learner)
+    v = np.arange(5.0)
+    np.testing.assert_allclose(learner.solve(v), np.linalg.pinv(H) @ v, atol=1e-10)
+    assert np.isinf(learner.condition_number())
+
+
+@given(st.integers(0, 10_000), st.sampled_from(["rfd", "fd", "rp", "full"]),
+       st.floats(0.1, 3.0))
+def test_projection_lands_on_the_slab(seed, kind, C):
+    X, y = classification_stream(n=50, d=5, seed=seed)
+    learner = SketchedOnlineNewton(5, sketch=kind, m=3, alpha0=1e-2, C=C, seed=seed)
+    for x, label in zip(X * 5, y):  # large inputs push u^T x off the slab
+        w = learner._project(x)
+        assert abs(w @ x) <= C * (1 + 1e-9)
+        assert learner.predict(x) == pytest.approx(w @ x, abs=1e-9 * C)
+        learner.learn(x, label)
+
+
+def test_projection_is_the_h_norm_minimizer():
+    """Among points of the slab, the projection is closest to u in the H norm."""
+    X, y = classification_stream(n=40, d=4, seed=3)
+    learner = SketchedOnlineNewton(4, sketch="rfd", m=3, alpha0=0.1)
+    losses(learner, X, y)
+    x = 10 * X[0]
+    w = learner._project(x)
+    H = dense_curvature(learner)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        candidate = w + rng.standard_normal(4) * 0.1
+        candidate -= x * max(abs(candidate @ x) - learner.C, 0) * np.sign(candidate @ x) / (x @ x)
+        diff_w, diff_c = w - learner.u, candidate - learner.u
+        assert diff_w @ H @ diff_w <= diff_c @ H @ diff_c + 1e-9
+
+
+def accuracy_spread(kind, alphas, X, y):
+    accuracies = []
+    for alpha0 in alphas:
+        learner = SketchedOnlineNewton(X.shape[1], sketch=kind, m=5, alpha0=alpha0)
+        mistakes = 0
+        for x, label in zip(X, y):
+            mistakes += np.sign(learner.predict(x)) != label
+            learner.learn(x, label)
+        accuracies.append(1 - mistakes / len(y))
+    return max(accuracies) - min(accuracies)
+
+
+def test_rfd_son_is_robust_to_alpha0_and_fd_son_is_not():
+    """Luo et al. 2017, Figures 2-4, on a small badly conditioned stream."""
+    X, y = classification_stream(n=1500, d=40, seed=0)
+    alphas = [1e-6, 1e-4, 1e-2, 1.0, 1e2]
+    rfd, fd = accuracy_spread("rfd", alphas, X, y), accuracy_spread("fd", alphas, X, y)
+    assert rfd < 0.5 * fd, (rfd, fd)
+
+
+def test_hooks_report_steps_and_forward_shrinks_with_round_numbers():
+    X, y = classification_stream(n=30, d=6)
+    learner = SketchedOnlineNewton(6, sketch="rfd", m=3, alpha0=0.1, fast=False)
+    recorder = Recorder()
+    learner.add_hook(recorder)
+    recorded = losses(learner, X, y)
+    steps = recorder.columns("step")
+    np.testing.assert_array_equal(steps["loss"], recorded)
+    assert steps["t"].tolist() == list(range(1, 31))
+    shrinks = recorder.columns("shrink")
+    assert set(shrinks["t"]) <= set(range(1, 31)) and len(shrinks["t"]) > 0
+    assert steps["alpha"][-1] == pytest.approx(learner.alpha)
+    assert steps["condition_number"][-1] == pytest.approx(learner.condition_number())
+
+
+@pytest.mark.parametrize("kind", ["rfd", "fd", "rp", "full"])
+def test_bad_input_raises_and_leaves_the_state_unchanged(kind):
+    X, y = classification_stream(n=20, d=4)
+    learner = SketchedOnlineNewton(4, sketch=kind, m=3, alpha0=0.1, seed=1)
+    losses(learner, X, y)
+    before = learner.state_dict()
+    for x, label in [(np.full(4, np.nan), 1.0), (np.ones(5), 1.0), (np.ones(4), np.inf),
+                     (np.ones(4), "yes"), (np.r_[1.0, 2.0, np.inf, 0.0], -1.0)]:
+        with pytest.raises(ValueError):
+            learner.learn(x, label)
+    with pytest.raises(ValueError):
+        learner.predict(np.ones(3))
+    after = learner.state_dict()
+    for key in before:
+        np.testing.assert_array_equal(np.asarray(before[key]), np.asarray(after[key]), err_msg=key)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(sketch="oja"), "sketch must be one of"),
+    (dict(m=1), "m must be an integer >= 2"),
+    (dict(alpha0=-1.0), "alpha0 must be"),
+    (dict(sketch="full", alpha0=0.0), "alpha0 must be > 0 for sketch='full'"),
+    (dict(loss="hinge"), "loss must be"),
+    (dict(C=0.0), "C must be"),
+    (dict(eta=-0.1), "eta must be"),
+    (dict(mu=0.0, eta=0.0), "mu \\+ eta must be > 0"),
+    (dict(eta_schedule="cosine"), "eta_schedule must be one of"),
+])
+def test_bad_parameters_name_the_parameter(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        SketchedOnlineNewton(4, **kwargs)
+
+
+@pytest.mark.parametrize("kind", ["rfd", "fd", "rp", "full"])
+def test_save_load_continue_equals_never_stopping(kind):
+    X, y = classification_stream(n=80, d=5)
+    make = lambda: SketchedOnlineNewton(5, sketch=kind, m=3, alpha0=0.1, seed=4,
+                                        eta=0.5, eta_schedule="inverse_t")
+    straight, stopped = make(), make()
+    losses(straight, X[:40], y[:40])
+    losses(stopped, X[:40], y[:40])
+    file = io.BytesIO()
+    save_state(stopped, file)
+    file.seek(0)
+    resumed = load_state(file)
+    np.testing.assert_array_equal(losses(straight, X[40:], y[40:]), losses(resumed, X[40:], y[40:]))
+    recorder = Recorder()
+    resumed.add_hook(recorder)
+    losses(resumed, X[:10], y[:10])
+    assert len(recorder.events("step")) == 10
+
+
+def test_same_seed_same_numbers():
+    X, y = classification_stream(n=100, d=6)
+    run = lambda seed: losses(SketchedOnlineNewton(6, sketch="rp", m=3, alpha0=0.1, seed=seed), X, y)
+    np.testing.assert_array_equal(run(5), run(5))
+    assert not np.array_equal(run(5), run(6))

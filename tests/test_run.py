@@ -1,0 +1,238 @@
+"""explorer.run: History and run() on sketches and on a minimal online learner."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from explorer import (
+    FrequentDirections,
+    GeneralizedFrequentDirections,
+    RandomProjectionSketch,
+    Recorder,
+    RobustFrequentDirections,
+)
+from explorer.hooks import Observable, StepEvent
+from explorer.metrics import covariance_error
+from explorer.run import History, run
+
+
+class MeanRegressor(Observable):
+    """A tiny online learner: predicts the running mean of the labels, squared loss."""
+
+    def __init__(self):
+        super().__init__()
+        self.total, self.count = 0.0, 0
+
+    def predict(self, x):
+        return self.total / self.count if self.count else 0.0
+
+    def learn(self, x, y=None):
+        loss = (self.predict(x) - y) ** 2
+        self.total += y
+        self.count += 1
+        if self._hooks:
+            self._emit(StepEvent(t=self.count, loss=loss))
+        return loss
+
+
+def stream(n=20, d=4, seed=0):
+    return np.random.default_rng(seed).standard_normal((n, d))
+
+
+# -- sketches --------------------------------------------------------------------------------
+
+@given(seed=st.integers(0, 1000), n=st.integers(1, 30), m=st.integers(2, 5))
+def test_sketch_columns_match_row_by_row_updates(seed, n, m):
+    X = stream(n, 4, seed)
+    history = run(RobustFrequentDirections(4, m, alpha0=0.1), X)
+    by_hand = RobustFrequentDirections(4, m, alpha0=0.1)
+    expected = {"n_seen": [], "delta_total": [], "alpha": []}
+    for x in X:
+        by_hand.update(x)
+        for name in expected:
+            expected[name].append(getattr(by_hand, name))
+    assert list(history) == ["t", "n_seen", "delta_total", "alpha"]
+    assert len(history) == n and history["t"].tolist() == list(range(1, n + 1))
+    for name, values in expected.items():
+        assert history[name].tolist() == values
+
+
+def test_plain_fd_has_no_alpha_column():
+    assert "alpha" not in run(FrequentDirections(4, 2), stream())
+
+
+def test_hooks_see_every_shrink_and_are_removed_afterwards():
+    X = stream(30)
+    sk = FrequentDirections(4, 3)
+    recorder = Recorder(kinds=("shrink",))
+    run(sk, X, hooks=[recorder])
+    events = recorder.columns("shrink")
+    assert events["t"].tolist() == list(range(3, 31))  # exact FD shrinks on every row once full
+    assert np.sum(events["delta"]) == pytest.approx(sk.delta_total)
+    sk.update(X[0])
+    assert len(recorder) == 28  # detached
+
+
+def test_a_single_callable_hook_is_accepted():
+    recorder = Recorder()
+    run(FrequentDirections(4, 2), stream(5), hooks=recorder)
+    assert len(recorder) == 4
+
+
+def test_hooks_are_removed_when_the_run_fails():
+    X = stream(10)
+    X[6, 2] = np.nan
+    sk = FrequentDirections(4, 2)
+    recorder = Recorder()
+    with pytest.raises(ValueError, match="NaN"):
+        run(sk, X, hooks=[recorder])
+    seen = len(recorder)
+    sk.update(X[0])
+    assert len(recorder) == seen and sk.n_seen == 7
+
+
+def test_observe_and_every():
+    X = stream(25)
+    history = run(FrequentDirections(4, 3), X, every=10,
+                  observe={"error": lambda sk: covariance_error(X[:sk.n_seen], sk)})
+    assert history["t"].tolist() == [10, 20, 25]  # the last step is always recorded
+    assert history["n_seen"].tolist() == [10, 20, 25]
+    expected = []
+    for t in (10, 20, 25):
+        sk = FrequentDirections(4, 3)
+        sk.extend(X[:t])
+        expected.append(covariance_error(X[:t], sk))
+    assert history["error"] == pytest.approx(expected)
+
+
+def test_weighted_stream_into_generalized_fd():
+    X, s = stream(12), np.where(np.arange(12) % 3, 1.0, -2.0)
+    gfd = GeneralizedFrequentDirections(4, 3)
+    history = run(gfd, (X, s))
+    reference = GeneralizedFrequentDirections(4, 3)
+    reference.extend(X, s)
+    assert np.allclose(gfd.gram(), reference.gram())
+    assert history["delta_total"][-1] == pytest.approx(reference.delta_total)
+
+
+def test_labels_for_a_plain_sketch_are_refused():
+    with pytest.raises(ValueError, match="update takes rows only"):
+        run(FrequentDirections(4, 2), (stream(5), np.ones(5)))
+
+
+# -- learners and stream forms ---------------------------------------------------------------
+
+def test_learner_loss_columns():
+    y = np.array([1.0, 3.0, 2.0, 0.0])
+    history = run(MeanRegressor(), (np.zeros((4, 1)), y))
+    assert list(history) == ["t", "loss", "cumulative_loss"]
+    assert history["loss"].tolist() == [1.0, 4.0, 0.0, 4.0]
+    assert history["cumulative_loss"].tolist() == [1.0, 5.0, 5.0, 9.0]
+
+
+@pytest.mark.parametrize("make_stream", [
+    lambda X, y: list(zip(X, y)),
+    lambda X, y: ((x, label) for x, label in zip(X, y)),  # a generator: no length
+    lambda X, y: (X.tolist(), y.tolist()),
+])
+def test_stream_forms_give_the_same_history(make_stream):
+    X, y = np.zeros((6, 2)), np.arange(6.0)
+    reference = run(MeanRegressor(), (X, y))
+    history = run(MeanRegressor(), make_stream(X, y))
+    assert history["loss"].tolist() == reference["loss"].tolist()
+
+
+def test_every_thins_learner_rows_but_cumulative_loss_counts_all_steps():
+    y = np.arange(7.0)
+    full = run(MeanRegressor(), (np.zeros((7, 1)), y))
+    thin = run(MeanRegressor(), (np.zeros((7, 1)), y), every=3)
+    assert thin["t"].tolist() == [3, 6, 7]
+    assert thin["cumulative_loss"].tolist() == full["cumulative_loss"][[2, 5, 6]].tolist()
+
+
+def test_learner_hooks_and_progress_bar(capsys):
+    recorder = Recorder()
+    run(MeanRegressor(), (np.zeros((5, 1)), np.ones(5)), hooks=[recorder], progress=True)
+    assert recorder.columns("step")["t"].tolist() == [1, 2, 3, 4, 5]
+    assert "5/5" in capsys.readouterr().err
+
+
+def test_progress_bar_without_a_known_length(capsys):
+    run(FrequentDirections(2, 2), (x for x in np.eye(2)), progress=True)
+    assert "2it" in capsys.readouterr().err
+
+
+def test_empty_stream():
+    history = run(FrequentDirections(3, 2), np.zeros((0, 3)))
+    assert len(history) == 0 and history["t"].dtype == np.int64
+    assert repr(history) == "History(0 steps; columns t, n_seen, delta_total)"
+
+
+# -- bad input -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"every": 0}, "every must be an integer >= 1"),
+    ({"every": 2.0}, "every must be an integer"),
+    ({"observe": {"t": len}}, "observe name 't' is taken"),
+    ({"observe": {"delta_total": len}}, "observe name 'delta_total' is taken"),
+    ({"observe": {"error": 3.0}}, "must be a callable"),
+    ({"observe": {"rows": lambda sk: sk.rows}}, "must return a number"),
+    ({"hooks": [print, 3]}, "every hook must be callable"),
+])
+def test_run_refuses_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        run(FrequentDirections(4, 2), stream(), **kwargs)
+
+
+@pytest.mark.parametrize("algorithm, data, match", [
+    (object(), stream(), "online learner \\(with learn\\) or a sketch"),
+    (FrequentDirections(4, 2), np.ones(4), "must be 2-D"),
+    (FrequentDirections(4, 2), 5, "stream must be an array X"),
+    (FrequentDirections(4, 2), (stream(), np.ones(3)), "one entry per row of X \\(20\\)"),
+    (MeanRegressor(), [(np.zeros(1), 1.0, 2.0)], "must be \\(x, y\\)"),
+])
+def test_run_refuses_bad_algorithms_and_streams(algorithm, data, match):
+    with pytest.raises(ValueError, match=match):
+        run(algorithm, data)
+
+
+def test_hooks_need_an_observable_algorithm():
+    class Plain:
+        def update(self, x):
+            pass
+
+    with pytest.raises(ValueError, match="Plain has no add_hook"):
+        run(Plain(), stream(), hooks=[print])
+    assert list(run(Plain(), stream())) == ["t"]
+
+
+def test_random_projection_records_what_it_has():
+    history = run(RandomProjectionSketch(4, 3, seed=0), stream(5))
+    assert list(history) == ["t", "n_seen"] and history["n_seen"].tolist() == [1, 2, 3, 4, 5]
+
+
+# -- History -----------------------------------------------------------------------------------
+
+def test_history_is_read_only_and_copies_out():
+    history = History({"t": [1, 2, 3], "loss": [0.5, 0.25, 0.125]})
+    with pytest.raises(ValueError):
+        history["loss"][0] = 9.0
+    with pytest.raises(TypeError):
+        history["loss"] = np.zeros(3)
+    copy = history.to_dict()
+    copy["loss"][0] = 9.0
+    assert history["loss"][0] == 0.5
+    assert dict(history.items()).keys() == {"t", "loss"} and "loss" in history and len(history) == 3
+
+
+def test_history_repr_and_missing_column():
+    history = History({"t": [1, 2], "loss": [0.5, 0.123456]})
+    assert repr(history) == "History(2 steps; columns t, loss; last: t=2, loss=0.1235)"
+    with pytest.raises(KeyError, match="no column 'regret'; columns are \\['t', 'loss'\\]"):
+        history["regret"]
+
+
+def test_history_refuses_ragged_columns():
+    with pytest.raises(ValueError, match="equal length"):
+        History({"t": [1, 2], "loss": [0.5]})
