@@ -51,10 +51,23 @@ def as_rows(X, d: int, name: str = "X") -> np.ndarray:
         X = X[None, :]
     if X.ndim != 2 or X.shape[1] != d:
         raise ValueError(f"{name} must be a matrix with d = {d} columns, got shape {X.shape}")
+    _check_finite_rows(X, name)
+    return X
+
+
+def as_matrix(X, name: str = "X") -> np.ndarray:
+    """``X`` as a finite 2-D float matrix with at least one column (any number of rows)."""
+    X = _as_float_array(X, name)
+    if X.ndim != 2 or X.shape[1] == 0:
+        raise ValueError(f"{name} must be a 2-D matrix (n rows, d >= 1 columns), got shape {X.shape}")
+    _check_finite_rows(X, name)
+    return X
+
+
+def _check_finite_rows(X: np.ndarray, name: str) -> None:
     if not np.isfinite(X).all():
         bad = int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])
         raise ValueError(f"{name} row {bad} contains NaN or inf; only finite values are allowed")
-    return X
 
 
 def _as_float_array(value, name: str) -> np.ndarray:

@@ -29,7 +29,7 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import LinearOperator, eigsh
 
-from ._validation import as_rows, check_float, check_int
+from ._validation import as_matrix, as_rows, check_float, check_int
 
 __all__ = [
     "covariance_error",
@@ -351,7 +351,7 @@ def exact_condition_number(A, alpha0: float) -> float:
 
 def _gram_eigenvalue_range(B, name: str) -> tuple[float, float]:
     """Largest and smallest eigenvalue of ``B^T B`` (0 when B has fewer rows than columns)."""
-    B = _as_matrix(B, name)
+    B = as_matrix(B, name)
     sigma = _singular_values(B)
     largest = float(sigma[0] ** 2) if sigma.size else 0.0
     smallest = float(sigma[-1] ** 2) if sigma.size == B.shape[1] else 0.0
@@ -362,24 +362,9 @@ def _ratio(largest: float, smallest: float) -> float:
     return np.inf if smallest == 0.0 else largest / smallest
 
 
-# -- shared checks -----------------------------------------------------------------------
-
-def _as_matrix(A, name: str) -> np.ndarray:
-    """``A`` as a finite 2-D float array (zero rows allowed)."""
-    try:
-        A = np.asarray(A, dtype=float)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} must be a numeric matrix, got {type(A).__name__}: {error}") from None
-    if A.ndim != 2 or A.shape[1] == 0:
-        raise ValueError(f"{name} must be a 2-D matrix with at least one column, got shape {A.shape}")
-    if not np.isfinite(A).all():
-        raise ValueError(f"{name} contains NaN or inf; only finite values are allowed")
-    return A
-
-
 def _singular_values(A) -> np.ndarray:
     """Singular values of ``A``, descending (empty for a matrix with no rows)."""
-    A = _as_matrix(A, "A")
+    A = as_matrix(A, "A")
     if A.shape[0] == 0:
         return np.zeros(0)
     return scipy.linalg.svdvals(A, check_finite=False)

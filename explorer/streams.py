@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from ._validation import check_float, check_int
+from ._validation import as_matrix, check_float, check_int
 
 __all__ = [
     "low_rank_plus_noise",
@@ -95,7 +95,7 @@ def linear_regression_targets(X, *, seed: int | None = 0) -> tuple[np.ndarray, n
     >>> y.shape, round(float(np.linalg.norm(beta_star)), 6)
     ((50,), 1.0)
     """
-    X = _as_stream_matrix(X)
+    X = as_matrix(X)
     beta_star = _unit_vector(np.random.default_rng(seed), X.shape[1])
     return X @ beta_star, beta_star
 
@@ -114,7 +114,7 @@ def linear_classification_labels(X, *, flip: float = 0.05,
     >>> sorted(set(y.tolist())), bool((y == np.where(X @ w_star >= 0, 1.0, -1.0)).all())
     ([-1.0, 1.0], True)
     """
-    X = _as_stream_matrix(X)
+    X = as_matrix(X)
     flip = check_float("flip", flip, minimum=0.0, maximum=1.0)
     rng = np.random.default_rng(seed)
     w_star = _unit_vector(rng, X.shape[1])
@@ -224,7 +224,7 @@ def rows(X, y=None) -> Iterator:
     >>> [(x.tolist(), label) for x, label in rows(np.eye(2), [1, -1])]
     [([1.0, 0.0], 1), ([0.0, 1.0], -1)]
     """
-    X = _as_stream_matrix(X)  # checked now, not at the first next()
+    X = as_matrix(X)  # checked now, not at the first next()
     if y is None:
         return iter(X)
     if len(y) != X.shape[0]:
@@ -307,14 +307,3 @@ def _subsample(X: np.ndarray, n: int | None, seed: int | None) -> np.ndarray:
     return X[np.sort(chosen)]
 
 
-def _as_stream_matrix(X) -> np.ndarray:
-    """``X`` as a finite 2-D float array with at least one column."""
-    try:
-        X = np.asarray(X, dtype=float)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"X must be a numeric matrix, got {type(X).__name__}: {error}") from None
-    if X.ndim != 2 or X.shape[1] == 0:
-        raise ValueError(f"X must be a 2-D matrix (n rows, d columns), got shape {X.shape}")
-    if not np.isfinite(X).all():
-        raise ValueError("X contains NaN or inf; only finite values are allowed")
-    return X
