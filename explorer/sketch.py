@@ -408,11 +408,14 @@ class RandomProjectionSketch(Observable):
     def from_state_dict(cls, state: dict) -> "RandomProjectionSketch":
         check_kind(state, cls)
         sk = cls(int(state["d"]), int(state["m"]))
-        buffer = np.asarray(state["buffer"], dtype=float)
-        if buffer.shape != sk._buffer.shape:
-            raise ValueError(f"state_dict buffer of shape {buffer.shape} does not fit "
-                             f"d={sk.d}, m={sk.m}")
-        sk._buffer[:] = buffer
-        sk.n_seen = int(state["n_seen"])
-        sk._rng.bit_generator.state = json.loads(str(state["rng"]))
+        sk._restore(state)
         return sk
+
+    def _restore(self, state: dict) -> None:
+        buffer = np.asarray(state["buffer"], dtype=float)
+        if buffer.shape != self._buffer.shape:
+            raise ValueError(f"state_dict buffer of shape {buffer.shape} does not fit "
+                             f"d={self.d}, m={self.m}")
+        self._buffer[:] = buffer
+        self.n_seen = int(state["n_seen"])
+        self._rng.bit_generator.state = json.loads(str(state["rng"]))
