@@ -35,18 +35,22 @@ __all__ = [
 
 
 def _svd(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Singular values (descending) and right singular vectors of ``B``.
+    """Singular values (descending) and right singular vectors (rows of ``Vt``) of ``B``.
 
     LAPACK's divide and conquer (gesdd) first; on its rare non-convergence, the slower
-    but more robust gesvd.
+    but more robust gesvd. A wide buffer (fewer rows than columns, the usual case) is
+    decomposed as its transpose: the same factors, but LAPACK gets a tall Fortran-ordered
+    matrix with no copy, which measured 1.1-2x faster (benchmarks/README.md).
     """
+    wide = B.shape[0] < B.shape[1]
+    matrix = B.T if wide else B
     try:
-        _, sigma, Vt = scipy.linalg.svd(B, full_matrices=False, check_finite=False,
+        U, sigma, Vt = scipy.linalg.svd(matrix, full_matrices=False, check_finite=False,
                                         lapack_driver="gesdd")
     except np.linalg.LinAlgError:
-        _, sigma, Vt = scipy.linalg.svd(B, full_matrices=False, check_finite=False,
+        U, sigma, Vt = scipy.linalg.svd(matrix, full_matrices=False, check_finite=False,
                                         lapack_driver="gesvd")
-    return sigma, Vt
+    return sigma, (U.T if wide else Vt)
 
 
 @stateful
@@ -108,7 +112,7 @@ class FrequentDirections(Observable):
 
     def _insert(self, X: np.ndarray) -> None:
         """Copy validated rows into free buffer rows, shrinking whenever it fills up."""
-        nonzero = np.flatnonzero(np.any(X != 0, axis=1))
+        nonzero = np.flatnonzero(X.any(axis=1))
         seen_before = self.n_seen
         start = 0
         while start < nonzero.size:

@@ -165,6 +165,15 @@ def test_rows_past_the_kept_ones_are_exactly_zero(fast):
     assert sk.rank <= sk.capacity - 1
 
 
+@pytest.mark.parametrize("shape", [(6, 30), (30, 6), (5, 5)])
+def test_svd_helper_gives_the_factors_of_wide_and_tall_buffers(shape):
+    B = np.random.default_rng(0).standard_normal(shape)
+    sigma, Vt = explorer.sketch._svd(B)
+    np.testing.assert_allclose(sigma, np.linalg.svd(B, compute_uv=False))
+    np.testing.assert_allclose((Vt.T * sigma**2) @ Vt, B.T @ B, atol=1e-12)
+    np.testing.assert_allclose(Vt @ Vt.T, np.eye(min(shape)), atol=1e-12)
+
+
 def test_exact_shrinks_every_row_and_fast_every_m_plus_1_rows():
     rng = np.random.default_rng(1)
     A = rng.standard_normal((100, 20))

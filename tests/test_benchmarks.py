@@ -1,0 +1,144 @@
+"""Smoke test of benchmarks/: every script imports and runs one tiny configuration.
+
+Only correctness facts and the shape of the results are asserted, never a timing (speed
+is measured by ``python benchmarks/run_all.py``, not by tests).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from explorer import FrequentDirections, Recorder, RobustFrequentDirections
+
+BENCHMARKS_DIR = Path(__file__).resolve().parent.parent / "benchmarks"
+TINY = {"d": 20, "m": 4}
+
+
+@pytest.fixture(scope="module")
+def bench():
+    """The benchmark modules, imported the way the scripts import each other."""
+    sys.path.insert(0, str(BENCHMARKS_DIR))
+    try:
+        names = ("_common", "sketch_throughput", "sketch_memory", "hook_overhead", "run_all")
+        yield SimpleNamespace(**{name.lstrip("_"): importlib.import_module(name) for name in names})
+    finally:
+        sys.path.remove(str(BENCHMARKS_DIR))
+
+
+def test_naive_reference_matches_exact_fd(bench):
+    d, m = TINY["d"], TINY["m"]
+    X = bench.common.make_stream(40, d, seed=3)
+    naive, exact = bench.sketch_throughput.NaiveFD(d, m), FrequentDirections(d, m)
+    for x in X:
+        naive.update(x)
+        exact.update(x)
+    assert np.allclose(naive.rows.T @ naive.rows, exact.gram())
+    assert np.isclose(naive.delta_total, exact.delta_total)
+    # the d x d-free comparison the benchmark uses agrees, and does notice a difference
+    assert bench.common.compare_grams(naive.rows, exact.rows)["allclose"]
+    assert not bench.common.compare_grams(naive.rows, 1.01 * exact.rows)["allclose"]
+
+
+def test_throughput_tiny(bench):
+    st = bench.sketch_throughput
+    result = st.run(grid_d=(TINY["d"],), grid_m=(TINY["m"],), progress=False, slow_budget=1e-3,
+                    fast_budget=1e-3, repeats=1, calibration=1e-3, min_slow_rows=2, min_fast_periods=1)
+    (config,) = result["configs"]
+    assert set(config["methods"]) == {name for name, _ in st.METHODS}
+    for stats in config["methods"].values():
+        assert {"rows", "seconds", "rows_per_s", "us_per_row", "spread", "ratio_vs_naive"} <= set(stats)
+        assert stats["rows_per_s"] > 0
+    assert config["n_fast"] % (TINY["m"] + 1) == 0
+    assert config["checks"]["naive_vs_exact_gram"]["allclose"]
+    assert config["checks"]["naive_vs_exact_delta_close"]
+    assert config["checks"]["fd_fast_extend_equals_update"]
+    assert config["checks"]["rfd_fast_extend_equals_update"]
+    assert result["all_checks_pass"]
+    assert "target" not in result  # the target configuration is not in this grid
+    assert "Ratio to the naive reference" in st.format_results(result)
+
+
+def test_memory_tiny(bench):
+    sm = bench.sketch_memory
+    result = sm.run(grid_d=(TINY["d"],), grid_m=(TINY["m"],), progress=False, shrinks=1)
+    assert [row["variant"] for row in result["rows"]] == list(sm.VARIANTS)
+    for row in result["rows"]:
+        # the sketch is built inside the traced window, so its own buffer is in the peak
+        assert row["peak_bytes"] >= row["buffer_bytes"] > 0
+        assert {"peak_over_buffer", "peak_over_dxd", "retained_bytes", "rows"} <= set(row)
+    assert result["no_dxd_checked"] == 0 and result["no_dxd_pass"]  # d = 20 is below the d x d check
+    assert "Peak traced memory" in sm.format_results(result)
+
+
+def test_stripped_class_has_no_hook_guards(bench):
+    stripped, removed = bench.hook_overhead.strip_hook_guards(RobustFrequentDirections)
+    assert "_shrink" in removed and all("self._hooks" in s for s in removed["_shrink"])
+    X = bench.common.make_stream(30, TINY["d"], seed=1)
+    shipped, bare = (cls(TINY["d"], TINY["m"], fast=True) for cls in (RobustFrequentDirections, stripped))
+    shipped_events, bare_events = Recorder(), Recorder()
+    shipped.add_hook(shipped_events)
+    bare.add_hook(bare_events)
+    shipped.extend(X)
+    bare.extend(X)
+    assert np.array_equal(shipped.sketch, bare.sketch) and shipped.alpha == bare.alpha
+    assert len(shipped_events) > 0 and len(bare_events) == 0  # the guard (and emission) is gone
+
+
+def test_hook_overhead_tiny(bench):
+    ho = bench.hook_overhead
+    config = {"name": "tiny", "cls": "rfd", "fast": True, **TINY}
+    result = ho.run(configs=(config,), progress=False, rounds=1, budget=1e-3, guard_loops=100)
+    (c,) = result["configs"]
+    assert set(c["arms"]) == set(ho.ARMS)
+    assert c["stripped_identical"] and result["all_identical"]
+    assert c["guarded_calls"]["_shrink"] > 0
+    assert {"no_hook_overhead_pct", "aa_noise_pct", "guard_cost_pct", "below_limit"} <= set(c)
+    assert "Overhead with no hook attached" in ho.format_results(result)
+
+
+def test_run_all_writes_json(bench, tmp_path, monkeypatch):
+    st, sm, ho = bench.sketch_throughput, bench.sketch_memory, bench.hook_overhead
+    tiny_runs = {
+        "sketch_throughput": lambda quick: st.run(grid_d=(TINY["d"],), grid_m=(TINY["m"],), progress=False,
+                                                  slow_budget=1e-3, fast_budget=1e-3, repeats=1,
+                                                  calibration=1e-3, min_slow_rows=2, min_fast_periods=1),
+        "sketch_memory": lambda quick: sm.run(grid_d=(TINY["d"],), grid_m=(TINY["m"],), progress=False,
+                                              shrinks=1),
+        "hook_overhead": lambda quick: ho.run(configs=({"name": "tiny", "cls": "rfd", "fast": True, **TINY},),
+                                              progress=False, rounds=1, budget=1e-3, guard_loops=100),
+    }
+    modules = {name: SimpleNamespace(run=tiny_runs[name], format_results=getattr(bench, name).format_results)
+               for name in tiny_runs}
+    assert set(tiny_runs) <= set(bench.run_all.discover())
+    monkeypatch.setattr(bench.run_all, "discover", lambda: {name: bench.run_all.CORRECTNESS_KEYS[name]
+                                                            for name in tiny_runs})
+    monkeypatch.setattr(bench.run_all, "load", modules.get)
+    output = tmp_path / "results" / "latest.json"
+    assert bench.run_all.main(["--quick", "--threads", "0", "--output", str(output)]) == 0
+    report = json.loads(output.read_text())
+    assert set(report["benchmarks"]) == set(tiny_runs)
+    assert report["correctness_failures"] == []
+    assert {"numpy", "scipy", "load_average", "blas"} <= set(report["environment_start"])
+
+
+def test_run_all_survives_a_broken_benchmark(bench, tmp_path, monkeypatch, capsys):
+    def broken(quick):
+        raise RuntimeError("boom")
+
+    fine = SimpleNamespace(run=lambda quick: {"ok": True}, format_results=lambda result: "fine table")
+    modules = {"broken": SimpleNamespace(run=broken, format_results=str), "fine": fine}
+    monkeypatch.setattr(bench.run_all, "discover", lambda: {"broken": None, "fine": "ok"})
+    monkeypatch.setattr(bench.run_all, "load", modules.get)
+    output = tmp_path / "latest.json"
+    assert bench.run_all.main(["--threads", "0", "--output", str(output)]) == 1
+    report = json.loads(output.read_text())
+    assert "boom" in report["errors"]["broken"] and report["benchmarks"]["fine"] == {"ok": True}
+    assert report["correctness_failures"] == ["broken"]
+    assert "fine table" in capsys.readouterr().out
