@@ -1,0 +1,138 @@
+r"""The comparators of the paper's experiments: Follow the Leader and the best fixed
+projection in hindsight (Yuan & Lamperski, section 6)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import as_row, check_int
+from ..hooks import Observable, StepEvent
+from ..state import check_kind, stateful
+from ._base import optional_float, as_stream as _as_stream, eigh
+
+__all__ = ["FollowTheLeaderPCA", "best_fixed_projection", "compression_losses"]
+
+
+@stateful
+class FollowTheLeaderPCA(Observable):
+    r"""Follow the Leader for PCA (Kalai & Vempala 2005; a comparator in Yuan & Lamperski).
+
+    Projects onto the top-k eigenvectors of the past covariance
+    :math:`C_{t-1} = \sum_{s<t} x_s x_s^T`, pays :math:`\|x_t - P_t x_t\|^2 = \|x_t\|^2 - \|B_t^T x_t\|^2`,
+    then adds :math:`x_t x_t^T`. Deterministic. It converges to the best projection
+    *for the whole past*, so after the data switch subspace it keeps projecting onto the
+    old one until the new data outweigh the old: the worst method on the toy stream.
+    O(n^2) memory and one n x n eigendecomposition per round. Hooks: ``"step"``.
+
+    While :math:`C_{t-1}` has rank below k (at t = 1 it is 0) the top-k eigenvectors are
+    not unique; the missing directions are then the first coordinate axes orthogonalized
+    against the seen ones, so the losses do not depend on the LAPACK build.
+
+    >>> ftl = FollowTheLeaderPCA(3, 1)
+    >>> _ = ftl.learn([1.0, 0.0, 0.0])
+    >>> ftl.learn([0.8, 0.6, 0.0])        # now projects onto e_1: loses 0.6^2
+    0.36
+    """
+
+    def __init__(self, n: int, k: int):
+        super().__init__()
+        self.n = check_int("n", n, minimum=2)
+        self.k = check_int("k", k, minimum=1)
+        if self.k >= self.n:
+            raise ValueError(f"k must be an integer in [1, n - 1] = [1, {self.n - 1}], got {k}")
+        self._covariance = np.zeros((self.n, self.n))
+        self._basis = _top_subspace(self._covariance, self.k)
+        self.t = 0
+        self.last_loss: float | None = None
+
+    def __repr__(self) -> str:
+        return f"FollowTheLeaderPCA(n={self.n}, k={self.k}) t={self.t}"
+
+    @property
+    def basis(self) -> np.ndarray:
+        """The k orthonormal columns projected onto in the next round (n x k)."""
+        return self._basis.copy()
+
+    def learn(self, x, y=None) -> float:
+        """Pay ``||x - P_t x||^2`` (returned), then add ``x x^T`` to the covariance."""
+        if y is not None:
+            raise ValueError("FollowTheLeaderPCA is unsupervised: y must be None")
+        x = as_row(x, self.n)
+        loss = float(max(x @ x - np.sum((self._basis.T @ x) ** 2), 0.0))
+        covariance = self._covariance + np.outer(x, x)
+        self._covariance, self._basis = covariance, _top_subspace(covariance, self.k)
+        self.t += 1
+        self.last_loss = loss
+        if self._hooks:
+            self._emit(StepEvent(t=self.t, loss=loss))
+        return loss
+
+    def state_dict(self) -> dict:
+        """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
+        return {"kind": type(self).__name__, "n": self.n, "k": self.k, "t": self.t,
+                "covariance": self._covariance.copy(), "basis": self._basis.copy(),
+                "last_loss": np.nan if self.last_loss is None else self.last_loss}
+
+    @classmethod
+    def from_state_dict(cls, state: dict) -> "FollowTheLeaderPCA":
+        check_kind(state, cls)
+        ftl = cls(int(state["n"]), int(state["k"]))
+        covariance = np.asarray(state["covariance"], dtype=float)
+        basis = np.asarray(state["basis"], dtype=float)
+        if covariance.shape != (ftl.n, ftl.n) or basis.shape != (ftl.n, ftl.k):
+            raise ValueError(f"state_dict arrays of shapes {covariance.shape} and {basis.shape} "
+                             f"do not fit n = {ftl.n}, k = {ftl.k}")
+        ftl._covariance, ftl._basis = covariance.copy(), basis.copy()
+        ftl.t = int(state["t"])
+        ftl.last_loss = optional_float(state["last_loss"])
+        return ftl
+
+
+def _top_subspace(C: np.ndarray, k: int) -> np.ndarray:
+    """Orthonormal top-k eigenvectors of the PSD ``C`` (n x k); null directions, when
+    needed, are the first coordinate axes orthogonalized against the range of ``C``."""
+    n = C.shape[0]
+    values, vectors = eigh(C)
+    if values[n - k] > 1e-12 * max(values[-1], 0.0):
+        return vectors[:, n - k:]
+    seen = vectors[:, values > 1e-12 * values[-1]] if values[-1] > 0 else np.zeros((n, 0))
+    Q, _ = np.linalg.qr(np.column_stack([seen, np.eye(n)]))
+    return Q[:, :k]
+
+
+def best_fixed_projection(X, k: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""The best rank-k projection in hindsight and its loss on every round.
+
+    Solves :math:`\min_{P} \sum_t \|x_t - P x_t\|^2` over rank-k projections: P projects
+    onto the top-k eigenvectors of :math:`X^T X` (Eq. 2 of the paper; what static regret
+    compares against). Returns ``(basis (n, k), losses (T,))``; ``losses.sum()`` is the
+    sum of the n - k smallest eigenvalues of :math:`X^T X`.
+
+    >>> basis, losses = best_fixed_projection([[1.0, 0.0], [0.0, 0.5]], 1)
+    >>> np.abs(basis[:, 0]).tolist(), losses.tolist()
+    ([1.0, 0.0], [0.0, 0.25])
+    """
+    X = _as_stream(X)
+    n = X.shape[1]
+    k = check_int("k", k, minimum=1)
+    if k > n:
+        raise ValueError(f"k must be an integer in [1, n] = [1, {n}], got {k}")
+    _, vectors = eigh(X.T @ X)
+    basis = vectors[:, n - k:]
+    return basis, compression_losses(X, basis)
+
+
+def compression_losses(X, basis) -> np.ndarray:
+    r"""Per-round losses :math:`\|x_t - B B^T x_t\|^2` of projecting onto the orthonormal
+    columns of ``basis`` (n x k).
+
+    >>> compression_losses([[3.0, 4.0]], [[1.0], [0.0]]).tolist()
+    [16.0]
+    """
+    X = _as_stream(X)
+    basis = np.asarray(basis, dtype=float)
+    if basis.ndim != 2 or basis.shape[0] != X.shape[1]:
+        raise ValueError(f"basis must be an n x k matrix with n = {X.shape[1]}, got shape {basis.shape}")
+    if not np.isfinite(basis).all():
+        raise ValueError("basis contains NaN or inf; only finite values are allowed")
+    return np.maximum(np.sum(X ** 2, axis=1) - np.sum((X @ basis) ** 2, axis=1), 0.0)

@@ -1,0 +1,128 @@
+r"""Adaptive best subset of experts (Yuan & Lamperski, Algorithm 1): Hedge on the capped
+simplex with a fixed-share step."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import as_row, check_int
+from ..hooks import CapEvent, DecomposeEvent, FixedShareEvent, Observable
+from ..state import check_kind, stateful
+from ._base import (RandomizedStepEvent, check_learning_rates, log_normalize, optional_float,
+                    restore_rng, rng_state)
+from .simplex import _cap_log, _corners, _decompose, _draw, _fixed_share_log
+
+__all__ = ["AdaptiveBestSubset"]
+
+
+@stateful
+class AdaptiveBestSubset(Observable):
+    r"""Adaptive best subset of experts (Yuan & Lamperski, Algorithm 1).
+
+    n experts; each round choose n - k of them and pay the sum of their losses
+    :math:`\ell_t \in [0, 1]^n`. The learner keeps :math:`w_t` in the capped simplex
+    :math:`B_{n-k}^n` (:math:`w_1` uniform). Round t:
+
+    1. decompose :math:`w_t` into corners (:func:`~explorer.pca.mixture_decomposition`,
+       d = n - k) and sample one, r; the chosen experts are the n - k in its support
+       (its k zero entries are the experts left out);
+    2. loss :math:`(n-k)\, r^T \ell_t`, expected loss :math:`(n-k)\, w_t^T \ell_t`;
+    3. Hedge :math:`v_i = w_i e^{-\eta \ell_i} / \sum_j w_j e^{-\eta \ell_j}` (the paper
+       prints the denominator without :math:`w_j`; normalizing is its meaning), fixed
+       share :math:`\hat w = \alpha/n + (1-\alpha) v`, capping
+       :math:`w_{t+1} = \operatorname{cap}_{n-k}(\hat w)`.
+
+    ``alpha = 0`` is the static algorithm of Warmuth & Kuzmin (2008). It is online PCA
+    restricted to diagonal matrices (loss vector = the diagonal of :math:`x x^T`).
+    Weights are kept as logarithms, so nothing underflows on long streams. Hooks, in
+    order: ``"decompose"``, ``"fixed_share"``, ``"cap"``, ``"step"`` (with
+    ``expected_loss``), all after the round is committed.
+
+    >>> learner = AdaptiveBestSubset(4, 2, eta=1.0, alpha=0.01, seed=0)
+    >>> loss = learner.learn([1.0, 0.0, 0.0, 1.0])   # experts 0 and 3 did badly
+    >>> round(learner.last_expected_loss, 3), learner.weights.round(3).tolist()
+    (1.0, [0.136, 0.364, 0.364, 0.136])
+    """
+
+    def __init__(self, n: int, k: int, *, eta: float, alpha: float, seed: int | None = None):
+        super().__init__()
+        self.n = check_int("n", n, minimum=2)
+        self.k = check_int("k", k, minimum=1)
+        if self.k >= self.n:
+            raise ValueError(f"k must be an integer in [1, n - 1] = [1, {self.n - 1}], got {k}")
+        self.eta, self.alpha = check_learning_rates(eta, alpha)
+        self.seed = seed
+        self._rng = np.random.default_rng(seed)
+        self._log_w = np.full(self.n, -np.log(self.n))
+        self.t = 0
+        self.last_loss: float | None = None
+        self.last_expected_loss: float | None = None
+        self.last_subset: np.ndarray | None = None
+
+    def __repr__(self) -> str:
+        return (f"AdaptiveBestSubset(n={self.n}, k={self.k}, eta={self.eta:g}, "
+                f"alpha={self.alpha:g}) t={self.t}")
+
+    @property
+    def weights(self) -> np.ndarray:
+        """:math:`w_t`, a point of the capped simplex :math:`B_{n-k}^n`."""
+        return np.exp(self._log_w)
+
+    def learn(self, losses, y=None) -> float:
+        """Sample n - k experts, pay their summed ``losses`` (returned), then update."""
+        if y is not None:
+            raise ValueError("AdaptiveBestSubset takes one loss vector per round: y must be None")
+        losses = as_row(losses, self.n, name="losses")
+        d = self.n - self.k
+        t = self.t + 1
+        w = np.exp(self._log_w)
+        probs, supports = _decompose(np.minimum(w, 1.0 / d), d)
+        expected = float(d * w @ losses)
+        log_v = log_normalize(self._log_w - self.eta * losses)
+        log_w_hat = _fixed_share_log(log_v, self.alpha)
+        log_w_next, n_capped = _cap_log(log_w_hat, d)
+        chosen = _draw(self._rng, probs)
+        loss = float(losses[supports[chosen]].sum())
+        self.last_subset = supports[chosen].copy()
+        self._log_w = log_w_next
+        self.t = t
+        self.last_loss, self.last_expected_loss = loss, expected
+        if self._hooks:
+            self._emit(DecomposeEvent(t=t, probs=probs, corners=_corners(supports, self.n, d),
+                                      chosen=chosen))
+            self._emit(FixedShareEvent(t=t, v=np.exp(log_v), w_hat=np.exp(log_w_hat),
+                                       alpha=self.alpha))
+            self._emit(CapEvent(t=t, before=np.exp(log_w_hat), after=np.exp(log_w_next),
+                                n_capped=n_capped))
+            self._emit(RandomizedStepEvent(t=t, loss=loss, alpha=self.alpha,
+                                           expected_loss=expected))
+        return loss
+
+    def expected_loss(self, losses) -> float:
+        r""":math:`(n-k)\, w_t^T \ell` for the current weights (no update)."""
+        losses = as_row(losses, self.n, name="losses")
+        return float((self.n - self.k) * self.weights @ losses)
+
+    def state_dict(self) -> dict:
+        """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
+        return {"kind": type(self).__name__, "n": self.n, "k": self.k, "eta": self.eta,
+                "alpha": self.alpha, "t": self.t, "log_w": self._log_w.copy(),
+                "rng": rng_state(self._rng),
+                "last_loss": np.nan if self.last_loss is None else self.last_loss,
+                "last_expected_loss": (np.nan if self.last_expected_loss is None
+                                       else self.last_expected_loss)}
+
+    @classmethod
+    def from_state_dict(cls, state: dict) -> "AdaptiveBestSubset":
+        check_kind(state, cls)
+        learner = cls(int(state["n"]), int(state["k"]), eta=float(state["eta"]),
+                      alpha=float(state["alpha"]))
+        log_w = np.asarray(state["log_w"], dtype=float)
+        if log_w.shape != (learner.n,):
+            raise ValueError(f"state_dict log_w of shape {log_w.shape} does not fit n = {learner.n}")
+        learner._log_w = log_w.copy()
+        learner.t = int(state["t"])
+        restore_rng(learner._rng, state["rng"])
+        learner.last_loss = optional_float(state["last_loss"])
+        learner.last_expected_loss = optional_float(state["last_expected_loss"])
+        return learner

@@ -1,0 +1,228 @@
+r"""Online adaptive variance minimization on the unit sphere and on the simplex
+(Yuan & Lamperski, Algorithms 5 and 6), with their best fixed comparators."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.optimize
+
+from .._validation import as_row, check_float, check_int
+from ..hooks import DecomposeEvent, FixedShareEvent, Observable, StepEvent
+from ..state import check_kind, stateful
+from ._base import (DensityMatrixLearner, RandomizedStepEvent, as_loss_matrix, check_learning_rates,
+                    eigh, log_normalize, optional_float)
+from .simplex import _draw, _fixed_share_log
+
+__all__ = ["VarianceMinSphere", "VarianceMinSimplex", "best_fixed_unit_vector",
+           "best_fixed_portfolio"]
+
+
+@stateful
+class VarianceMinSphere(DensityMatrixLearner):
+    r"""Online adaptive variance minimization over the unit sphere (Yuan & Lamperski, Algorithm 5).
+
+    Each round pick a unit vector :math:`y_t`, then see a covariance matrix
+    :math:`0 \preceq C_t \preceq I` and pay the variance :math:`y_t^T C_t y_t`. The
+    learner keeps a density matrix :math:`Y_t = D\,\mathrm{diag}(\sigma)\,D^T`
+    (:math:`Y_1 = I/n`) and plays eigenvector j with probability :math:`\sigma_j`; the
+    expected loss is :math:`\operatorname{tr}(Y_t C_t)`. Update:
+
+    .. math:: V = \exp(\ln Y_t - \eta C_t)/\operatorname{tr}(\cdot) = U\,\mathrm{diag}(v)\,U^T,
+              \qquad Y_{t+1} = U\,\mathrm{diag}(\alpha/n + (1-\alpha) v)\,U^T.
+
+    This is online adaptive PCA with n - k = 1 (the cap 1/(n-k) = 1 never binds), so
+    the decomposition is just "eigenvector j with probability sigma_j". The comparator
+    on an interval is the smallest eigenvalue of :math:`\sum C_t`
+    (:func:`best_fixed_unit_vector`). Theory settings: :func:`~explorer.pca.sphere_theory_settings`.
+
+    ``learn(C)`` takes an n x n symmetric matrix, or a vector x meaning :math:`x x^T`.
+    Hooks: ``"decompose"`` (probabilities sigma, the corners e_j as rows of the
+    identity, the index j played), ``"fixed_share"``, ``"step"`` (with ``expected_loss``).
+
+    >>> import numpy as np
+    >>> vm = VarianceMinSphere(2, eta=1.0, alpha=0.0, seed=0)
+    >>> for _ in range(5):
+    ...     _ = vm.learn(np.diag([1.0, 0.0]))       # direction e_1 always costs 1
+    >>> np.round(vm.eigenvalues, 4).tolist()          # the weight moves to e_2
+    [0.0067, 0.9933]
+    """
+
+    def __init__(self, n: int, *, eta: float, alpha: float, seed: int | None = None):
+        super().__init__(n, eta=eta, alpha=alpha, seed=seed, minimum_n=1)
+        self.last_direction: np.ndarray | None = None
+
+    def __repr__(self) -> str:
+        return f"VarianceMinSphere(n={self.n}, eta={self.eta:g}, alpha={self.alpha:g}) t={self.t}"
+
+    def learn(self, C, y=None) -> float:
+        """Play a random eigenvector y of ``Y``, pay ``y^T C y`` (returned), then update."""
+        if y is not None:
+            raise ValueError("VarianceMinSphere takes one covariance matrix per round: y must be None")
+        x = as_row(C, self.n, name="C") if np.ndim(C) == 1 else None
+        C = as_loss_matrix(C, self.n)
+        t = self.t + 1
+        sigma = np.exp(self._log_w)
+        if x is not None:  # C = x x^T: d_j^T C d_j = (d_j^T x)^2, never negative by rounding
+            variances = (self._vectors.T @ x) ** 2
+        else:
+            variances = np.einsum("ij,ik,kj->j", self._vectors, C, self._vectors)  # d_j^T C d_j
+        expected = float(sigma @ variances)
+        U, log_v = self._exponentiated_step(C)
+        log_next = _fixed_share_log(log_v, self.alpha)
+        chosen = _draw(self._rng, sigma)
+        loss = float(variances[chosen])
+        self.last_direction = self._vectors[:, chosen].copy()
+        self._vectors, self._log_w = U, log_next
+        self.t = t
+        self.last_loss, self.last_expected_loss = loss, expected
+        if self._hooks:
+            self._emit(DecomposeEvent(t=t, probs=sigma, corners=np.eye(self.n), chosen=chosen))
+            self._emit(FixedShareEvent(t=t, v=np.exp(log_v), w_hat=np.exp(log_next),
+                                       alpha=self.alpha))
+            condition, rank = self._spectrum_summary(log_next)
+            self._emit(RandomizedStepEvent(t=t, loss=loss, alpha=self.alpha,
+                                           condition_number=condition, rank=rank,
+                                           expected_loss=expected))
+        return loss
+
+    def expected_loss(self, C) -> float:
+        r""":math:`\operatorname{tr}(Y_t C)` for the current ``Y`` (no update)."""
+        C = as_loss_matrix(C, self.n)
+        return float(np.trace(self.W @ C))
+
+    def state_dict(self) -> dict:
+        """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
+        return self._common_state()
+
+    @classmethod
+    def from_state_dict(cls, state: dict) -> "VarianceMinSphere":
+        check_kind(state, cls)
+        vm = cls(int(state["n"]), eta=float(state["eta"]), alpha=float(state["alpha"]))
+        vm._restore_common(state)
+        return vm
+
+
+@stateful
+class VarianceMinSimplex(Observable):
+    r"""Online adaptive variance minimization over the simplex (Yuan & Lamperski, Algorithm 6).
+
+    Portfolio risk: hold :math:`y_t` in the probability simplex (:math:`y_1` uniform),
+    see the covariance :math:`C_t` of the assets' returns and pay the variance
+    :math:`y_t^T C_t y_t`. Exponentiated gradient plus fixed share:
+
+    .. math:: v_i = \frac{y_i\, e^{-\eta (C_t y_t)_i}}{\sum_j y_j\, e^{-\eta (C_t y_t)_j}},
+              \qquad y_{t+1} = \alpha/n + (1-\alpha)\, v.
+
+    Deterministic (no sampling, no seed). The comparator on an interval is the
+    minimum-variance portfolio of :math:`\sum C_t` (:func:`best_fixed_portfolio`).
+    Hooks: ``"fixed_share"`` and ``"step"``. Theory settings:
+    :func:`~explorer.pca.simplex_theory_settings`.
+
+    >>> import numpy as np
+    >>> vm = VarianceMinSimplex(2, eta=1.0, alpha=0.0)
+    >>> round(vm.learn(np.diag([1.0, 0.25])), 4)      # (1/2)^2 * 1 + (1/2)^2 * 0.25
+    0.3125
+    >>> vm.portfolio.round(4).tolist()                # weight moves to the calmer asset
+    [0.4073, 0.5927]
+    """
+
+    def __init__(self, n: int, *, eta: float, alpha: float):
+        super().__init__()
+        self.n = check_int("n", n, minimum=1)
+        self.eta, self.alpha = check_learning_rates(eta, alpha)
+        self._log_y = np.full(self.n, -np.log(self.n))
+        self.t = 0
+        self.last_loss: float | None = None
+
+    def __repr__(self) -> str:
+        return f"VarianceMinSimplex(n={self.n}, eta={self.eta:g}, alpha={self.alpha:g}) t={self.t}"
+
+    @property
+    def portfolio(self) -> np.ndarray:
+        """:math:`y_t`, the current point of the simplex."""
+        return np.exp(self._log_y)
+
+    def learn(self, C, y=None) -> float:
+        """Pay ``y_t^T C y_t`` (returned), then update the portfolio."""
+        if y is not None:
+            raise ValueError("VarianceMinSimplex takes one covariance matrix per round: y must be None")
+        C = as_loss_matrix(C, self.n)
+        t = self.t + 1
+        portfolio = np.exp(self._log_y)
+        gradient = C @ portfolio
+        loss = float(portfolio @ gradient)
+        log_v = log_normalize(self._log_y - self.eta * gradient)
+        log_next = _fixed_share_log(log_v, self.alpha)
+        self._log_y = log_next
+        self.t = t
+        self.last_loss = loss
+        if self._hooks:
+            self._emit(FixedShareEvent(t=t, v=np.exp(log_v), w_hat=np.exp(log_next),
+                                       alpha=self.alpha))
+            self._emit(StepEvent(t=t, loss=loss, alpha=self.alpha))
+        return loss
+
+    def state_dict(self) -> dict:
+        """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
+        return {"kind": type(self).__name__, "n": self.n, "eta": self.eta, "alpha": self.alpha,
+                "t": self.t, "log_y": self._log_y.copy(),
+                "last_loss": np.nan if self.last_loss is None else self.last_loss}
+
+    @classmethod
+    def from_state_dict(cls, state: dict) -> "VarianceMinSimplex":
+        check_kind(state, cls)
+        vm = cls(int(state["n"]), eta=float(state["eta"]), alpha=float(state["alpha"]))
+        log_y = np.asarray(state["log_y"], dtype=float)
+        if log_y.shape != (vm.n,):
+            raise ValueError(f"state_dict log_y of shape {log_y.shape} does not fit n = {vm.n}")
+        vm._log_y = log_y.copy()
+        vm.t = int(state["t"])
+        vm.last_loss = optional_float(state["last_loss"])
+        return vm
+
+
+def best_fixed_unit_vector(C) -> tuple[np.ndarray, float]:
+    r"""The unit vector minimizing :math:`u^T C u`: the eigenvector of the smallest eigenvalue.
+
+    ``C`` is usually :math:`\sum_t C_t` over an interval. Returns ``(u, u^T C u)``.
+
+    >>> u, value = best_fixed_unit_vector([[2.0, 0.0], [0.0, 1.0]])
+    >>> np.abs(u).tolist(), value
+    ([0.0, 1.0], 1.0)
+    """
+    C = _square(C)
+    values, vectors = eigh(C)
+    return vectors[:, 0], float(values[0])
+
+
+def best_fixed_portfolio(C, *, tol: float = 1e-12) -> tuple[np.ndarray, float]:
+    r"""The minimum-variance portfolio :math:`\arg\min_{u \in \Delta_n} u^T C u` (a small QP).
+
+    Solved with SLSQP from ``scipy.optimize`` (fine for the tens of assets of the
+    lessons), started from the uniform portfolio. Returns ``(u, u^T C u)``.
+
+    >>> u, value = best_fixed_portfolio([[1.0, 0.0], [0.0, 0.25]])
+    >>> u.round(4).tolist(), round(value, 4)        # weights proportional to 1 / variance
+    ([0.2, 0.8], 0.2)
+    """
+    C = _square(C)
+    tol = check_float("tol", tol, minimum=0.0, strict_minimum=True)
+    n = C.shape[0]
+    result = scipy.optimize.minimize(
+        lambda u: u @ C @ u, np.full(n, 1.0 / n), jac=lambda u: 2.0 * C @ u, method="SLSQP",
+        bounds=[(0.0, 1.0)] * n,
+        constraints=[{"type": "eq", "fun": lambda u: u.sum() - 1.0, "jac": lambda u: np.ones(n)}],
+        options={"ftol": tol, "maxiter": 500})
+    u = np.clip(result.x, 0.0, None)
+    u /= u.sum()
+    return u, float(u @ C @ u)
+
+
+def _square(C) -> np.ndarray:
+    try:
+        C = np.asarray(C, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"C must be numeric, got {type(C).__name__}: {error}") from None
+    if C.ndim != 2 or C.shape[0] != C.shape[1] or C.shape[0] == 0:
+        raise ValueError(f"C must be a square matrix, got shape {C.shape}")
+    return as_loss_matrix(C, C.shape[0])
