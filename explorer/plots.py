@@ -1,0 +1,215 @@
+"""Plotly figure builders for the lessons and the dashboard: arrays in, figures out.
+
+Compute and view are separate (STYLE.md): the lessons compute numpy arrays with
+:mod:`explorer.sketch` and :mod:`explorer.metrics`, and these functions only draw them.
+Every builder returns a ``plotly.graph_objects.Figure`` and never calls ``show()``; it
+validates its arrays and raises ``ValueError`` naming the argument when shapes disagree.
+
+- :func:`line_chart`: several named curves against one x axis (errors against bounds,
+  alpha over time, condition numbers), bounds drawn dashed, optional log axes.
+- :func:`bar_chart`: grouped bars for a few named series over categories (counters,
+  number of SVDs).
+- :func:`shrink_spectrum`: one Frequent Directions shrink, the squared singular values
+  before and after with the shrink amount delta drawn (ALGORITHMS.md section 1), plus the
+  spectrum Robust FD keeps (``+ delta / 2``, section 2) when asked.
+- :func:`heatmap`: a value over a 2-D grid with labelled points (the error of every
+  ``(s, xi)`` choice in Theorem 1 of Luo et al. 2017, with RFD's and FD's choices marked).
+
+>>> import numpy as np
+>>> fig = shrink_spectrum(np.array([3.0, 2.0, 1.0]), delta=1.0)
+>>> [trace.name for trace in fig.data]
+['before: σ_i²', 'after: max(σ_i² − δ, 0)']
+>>> fig.data[1].y.tolist()
+[8.0, 3.0, 0.0]
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+import numpy as np
+import plotly.graph_objects as go
+
+__all__ = ["line_chart", "bar_chart", "shrink_spectrum", "heatmap", "COLORS"]
+
+COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#7f7f7f")
+"""The colour cycle of every builder (plotly's D3 palette, reordered: FD blue, RFD red)."""
+
+_LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=50, b=50),
+               legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0.0))
+
+
+def _vector(name: str, values, length: int | None = None) -> np.ndarray:
+    """``values`` as a 1-D float array, optionally of a given length.
+
+    NaN and inf are allowed here (an infinite condition number, say); the builders that
+    draw lines turn them into gaps.
+    """
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be a 1-D array of numbers: {error}") from None
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
+    if length is not None and array.size != length:
+        raise ValueError(f"{name} must have {length} entries (one per x), got {array.size}")
+    return array
+
+
+def _finish(fig: go.Figure, *, title: str | None, x_title: str | None, y_title: str | None,
+            height: int, log_x: bool = False, log_y: bool = False) -> go.Figure:
+    fig.update_layout(**_LAYOUT, height=height,
+                      title=dict(text=title, y=0.98, yanchor="top") if title else None)
+    fig.update_xaxes(title_text=x_title, type="log" if log_x else None)
+    fig.update_yaxes(title_text=y_title, type="log" if log_y else None)
+    if title:  # leave room for the title above the horizontal legend
+        fig.update_layout(margin=dict(t=80), legend=dict(y=1.02))
+    return fig
+
+
+def line_chart(x, series: Mapping[str, Iterable[float]], *, dashed: Iterable[str] = (),
+               markers: bool = False, points: Mapping[str, tuple[float, float]] | None = None,
+               title: str | None = None, x_title: str | None = None,
+               y_title: str | None = None, log_x: bool = False, log_y: bool = False,
+               colors: Mapping[str, str] | None = None, height: int = 400) -> go.Figure:
+    """One line per entry of ``series`` (name -> y values, one per ``x``).
+
+    Names listed in ``dashed`` are drawn dashed: the convention for bounds, drawn beside
+    the measured quantity they bound. ``colors`` maps names to colours (default: the
+    :data:`COLORS` cycle in the order of ``series``). Non-finite values leave gaps.
+    ``points`` adds single labelled markers, name -> ``(x, y)`` (e.g. an optimum).
+
+    >>> fig = line_chart([1, 2, 3], {"error": [3, 2, 1], "bound": [4, 3, 2]}, dashed=["bound"])
+    >>> [(t.name, t.line.dash) for t in fig.data]
+    [('error', 'solid'), ('bound', 'dash')]
+    """
+    x = _vector("x", x)
+    if not series:
+        raise ValueError("series must name at least one curve")
+    dashed = set(dashed)
+    unknown = dashed - set(series)
+    if unknown:
+        raise ValueError(f"dashed names {sorted(unknown)} are not in series {list(series)}")
+    colors = dict(colors or {})
+    fig = go.Figure()
+    for i, (name, values) in enumerate(series.items()):
+        y = _vector(f"series[{name!r}]", values, x.size)
+        y = np.where(np.isfinite(y), y, np.nan)
+        fig.add_trace(go.Scatter(
+            x=x, y=y, name=name, mode="lines+markers" if markers else "lines",
+            line=dict(color=colors.get(name, COLORS[i % len(COLORS)]),
+                      dash="dash" if name in dashed else "solid", width=2)))
+    _add_points(fig, points, first_color=len(series))
+    return _finish(fig, title=title, x_title=x_title, y_title=y_title, height=height,
+                   log_x=log_x, log_y=log_y)
+
+
+_SYMBOLS = ("x", "circle", "diamond", "square", "triangle-up")
+
+
+def _add_points(fig: go.Figure, points, first_color: int = 0) -> None:
+    """One marker trace per named point ``(x, y)``."""
+    for i, (name, point) in enumerate(dict(points or {}).items()):
+        try:
+            px, py = (float(v) for v in point)
+        except (TypeError, ValueError):
+            raise ValueError(f"points[{name!r}] must be a pair (x, y) of numbers, got {point!r}") from None
+        fig.add_trace(go.Scatter(
+            x=[px], y=[py], mode="markers", name=name,
+            marker=dict(symbol=_SYMBOLS[i % len(_SYMBOLS)], size=13,
+                        color=COLORS[(first_color + i) % len(COLORS)], line=dict(width=2))))
+
+
+def bar_chart(categories, series: Mapping[str, Iterable[float]], *, title: str | None = None,
+              x_title: str | None = None, y_title: str | None = None, log_y: bool = False,
+              text: bool = True, height: int = 380) -> go.Figure:
+    """Grouped bars: one colour per entry of ``series`` (name -> one value per category).
+
+    ``text`` writes each value on its bar (rounded to 4 significant digits).
+
+    >>> fig = bar_chart(["a", "b"], {"true": [5, 3], "estimate": [4, 2]})
+    >>> [t.name for t in fig.data], fig.layout.barmode
+    (['true', 'estimate'], 'group')
+    """
+    categories = [str(c) for c in categories]
+    if not categories:
+        raise ValueError("categories must not be empty")
+    if not series:
+        raise ValueError("series must name at least one group of bars")
+    fig = go.Figure()
+    for i, (name, values) in enumerate(series.items()):
+        y = _vector(f"series[{name!r}]", values, len(categories))
+        fig.add_trace(go.Bar(x=categories, y=y, name=name, marker_color=COLORS[i % len(COLORS)],
+                             text=[f"{v:.4g}" for v in y] if text else None,
+                             textposition="outside" if text else None))
+    fig.update_layout(barmode="group")
+    return _finish(fig, title=title, x_title=x_title, y_title=y_title, height=height,
+                   log_y=log_y)
+
+
+def shrink_spectrum(sigma, delta: float, *, alpha: float | None = None, show_rfd: bool = False,
+                    title: str | None = None, height: int = 400) -> go.Figure:
+    r"""One shrink drawn: bars of :math:`\sigma_i^2` before and :math:`\max(\sigma_i^2 - \delta, 0)` after.
+
+    ``sigma``: singular values of the full buffer before the shrink, descending (as in a
+    ``"shrink"`` event); ``delta``: the amount subtracted, drawn as a horizontal line.
+    With ``show_rfd`` a third group shows what Robust FD's Gram matrix
+    :math:`B^T B + \alpha I` holds in each direction after the shrink:
+    ``max(sigma_i^2 - delta, 0) + alpha``; ``alpha`` defaults to ``delta / 2`` (the
+    increase of one shrink, starting from alpha = 0), and the level ``alpha`` is drawn too.
+
+    >>> fig = shrink_spectrum([2.0, 1.0], delta=1.0, show_rfd=True)
+    >>> fig.data[2].y.tolist()
+    [3.5, 0.5]
+    """
+    sigma = _vector("sigma", sigma)
+    if sigma.size == 0:
+        raise ValueError("sigma must hold at least one singular value")
+    if not np.all(np.isfinite(sigma)) or np.any(sigma < 0):
+        raise ValueError("sigma must be finite and non-negative")
+    if np.any(np.diff(sigma) > 1e-12 * max(1.0, float(sigma[0]))):
+        raise ValueError("sigma must be sorted in descending order")
+    delta = float(delta)
+    if not np.isfinite(delta) or delta < 0:
+        raise ValueError(f"delta must be a finite number >= 0, got {delta}")
+    before = sigma ** 2
+    after = np.maximum(before - delta, 0.0)
+    labels = [str(i) for i in range(1, sigma.size + 1)]
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=labels, y=before, name="before: σ_i²", marker_color="#9ecae1"))
+    fig.add_trace(go.Bar(x=labels, y=after, name="after: max(σ_i² − δ, 0)",
+                         marker_color=COLORS[0]))
+    if show_rfd:
+        alpha = delta / 2 if alpha is None else float(alpha)
+        if not np.isfinite(alpha) or alpha < 0:
+            raise ValueError(f"alpha must be a finite number >= 0, got {alpha}")
+        fig.add_trace(go.Bar(x=labels, y=after + alpha, name="RFD: after + α",
+                             marker_color=COLORS[1]))
+        fig.add_hline(y=alpha, line=dict(color=COLORS[1], dash="dot"),
+                      annotation_text=f"α = {alpha:.3g}", annotation_position="bottom right")
+    fig.add_hline(y=delta, line=dict(color="black", dash="dash"),
+                  annotation_text=f"δ = σ_m² = {delta:.3g}", annotation_position="top right")
+    fig.update_layout(barmode="group")
+    return _finish(fig, title=title, x_title="direction i (singular value index)",
+                   y_title="squared singular value", height=height)
+
+
+def heatmap(x, y, z, *, points: Mapping[str, tuple[float, float]] | None = None,
+            title: str | None = None, x_title: str | None = None, y_title: str | None = None,
+            colorbar_title: str | None = None, height: int = 440) -> go.Figure:
+    """``z[i, j]`` drawn at ``(x[j], y[i])``; ``points`` adds labelled markers, name -> ``(x, y)``.
+
+    >>> fig = heatmap([0, 1], [0, 1, 2], np.zeros((3, 2)), points={"optimum": (0.5, 1.0)})
+    >>> fig.data[0].z.shape, fig.data[1].name
+    ((3, 2), 'optimum')
+    """
+    x, y = _vector("x", x), _vector("y", y)
+    z = np.asarray(z, dtype=float)
+    if z.shape != (y.size, x.size):
+        raise ValueError(f"z must have shape (len(y), len(x)) = {(y.size, x.size)}, got {z.shape}")
+    fig = go.Figure(go.Heatmap(x=x, y=y, z=z, colorscale="Viridis",
+                               colorbar=dict(title=dict(text=colorbar_title))))
+    _add_points(fig, points, first_color=1)
+    fig = _finish(fig, title=title, x_title=x_title, y_title=y_title, height=height)
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.15))
+    return fig
