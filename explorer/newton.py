@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import scipy.linalg
 
 from ._validation import as_row, check_float, check_int
 from .hooks import Observable, StepEvent
@@ -105,8 +104,7 @@ class _SketchCurvature:
             return v / shift if shift > 0 else np.zeros_like(v)
         B, K = self._rows(), self.inner[:r, :r]
         if shift > 0:
-            inner = scipy.linalg.solve(K + shift * np.eye(r), B @ v, assume_a="pos",
-                                       check_finite=False)
+            inner = np.linalg.solve(K + shift * np.eye(r), B @ v)
             return (v - B.T @ inner) / shift
         values, vectors = np.linalg.eigh(K)
         keep = values > values.max() * 1e-12

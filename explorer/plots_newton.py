@@ -1,0 +1,137 @@
+"""Plotly figures for the sketched online Newton step: lesson 3 and the RFD reproduction.
+
+Arrays in, figures out, as in :mod:`explorer.plots` (whose colours and layout these
+reuse); nothing here computes or shows. Every algorithm keeps one colour in every
+figure (:data:`METHOD_COLORS`: FD blue and RFD red as in :mod:`explorer.plots`).
+
+- :func:`method_color`: the colour of a method label such as ``"RFD-SON, m = 5"``.
+- :func:`small_multiples`: one panel per dataset or sketch size, the same named curves
+  in each, one shared legend (the paper's Figure 1: relative error over sketch sizes, one
+  panel per dataset; Figures 2-4: accuracy over alpha_0, one panel per m).
+
+>>> fig = small_multiples([1e-2, 1.0, 1e2],
+...                       {"m = 5": {"FD-SON": [0.5, 0.9, 0.8], "RFD-SON": [0.9, 0.9, 0.8]},
+...                        "m = 10": {"FD-SON": [0.6, 0.9, 0.8], "RFD-SON": [0.9, 0.9, 0.8]}},
+...                       log_x=True)
+>>> [(t.name, t.showlegend) for t in fig.data]
+[('FD-SON', True), ('RFD-SON', True), ('FD-SON', False), ('RFD-SON', False)]
+>>> fig.data[1].line.color == method_color("RFD-SON")
+True
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .plots import _LAYOUT, COLORS, _vector
+
+__all__ = ["METHOD_COLORS", "method_color", "small_multiples"]
+
+METHOD_COLORS = {
+    "RFD-SON": COLORS[1],   # red, as RFD everywhere
+    "FD-SON": COLORS[0],    # blue, as FD everywhere
+    "RP-SON": COLORS[2],    # green
+    "FULL-ON": "#000000",   # the exact method: black
+    "ADAGRAD": COLORS[6],   # grey (diagonal AdaGrad)
+    "OGD": COLORS[5],       # brown
+    "RFD": COLORS[1],
+    "FD": COLORS[0],
+}
+"""Colour of each method; a label is matched on its start ("FD-SON, m = 5" is FD-SON)."""
+
+
+def method_color(name: str, default: str | None = None) -> str | None:
+    """The colour of the method ``name`` starts with (longest match), else ``default``.
+
+    >>> method_color("RFD-SON, m = 20") == METHOD_COLORS["RFD-SON"]
+    True
+    >>> method_color("FD (Algorithm 2)") == METHOD_COLORS["FD"], method_color("Oja-SON")
+    (True, None)
+    """
+    matches = [key for key in METHOD_COLORS if str(name).upper().startswith(key)]
+    return METHOD_COLORS[max(matches, key=len)] if matches else default
+
+
+def small_multiples(x, panels: Mapping[str, Mapping[str, Iterable[float]]], *,
+                    log_x: bool = False, log_y: bool = False, dashed: Iterable[str] = (),
+                    hline: float | Mapping[str, float] | None = None,
+                    hline_label: str = "", colors: Mapping[str, str] | None = None,
+                    markers: bool = True, columns: int = 3, shared_y: bool = True,
+                    x_title: str | None = None, y_title: str | None = None,
+                    title: str | None = None, height: int = 380) -> go.Figure:
+    """One panel per entry of ``panels`` (title -> {curve name -> y, one per ``x``}).
+
+    The same name gets the same colour in every panel (``colors``, else
+    :func:`method_color`, else the :data:`explorer.plots.COLORS` cycle) and appears once
+    in the legend; clicking it hides that curve in all panels. Names in ``dashed`` are
+    drawn dashed. ``hline`` draws a dotted horizontal reference line in every panel (one
+    number) or per panel (title -> number), e.g. the accuracy of always predicting the
+    majority class; ``hline_label`` annotates it. Non-finite values leave gaps. At most
+    ``columns`` panels per row.
+
+    >>> fig = small_multiples([5, 10], {"digits": {"FD": [0.2, 0.1]}}, log_y=True, hline=0.05)
+    >>> fig.layout.yaxis.type, len(fig.layout.shapes)
+    ('log', 1)
+    """
+    x = _vector("x", x)
+    if not panels:
+        raise ValueError("panels must name at least one panel")
+    columns = int(columns)
+    if columns < 1:
+        raise ValueError(f"columns must be >= 1, got {columns}")
+    dashed = set(dashed)
+    names: list[str] = []
+    for panel, series in panels.items():
+        if not series:
+            raise ValueError(f"panels[{panel!r}] must name at least one curve")
+        names += [name for name in series if name not in names]
+    unknown = dashed - set(names)
+    if unknown:
+        raise ValueError(f"dashed names {sorted(unknown)} are not curves of any panel {names}")
+    if isinstance(hline, Mapping):
+        missing = set(hline) - set(panels)
+        if missing:
+            raise ValueError(f"hline names panels {sorted(missing)} that are not in panels {list(panels)}")
+    colors = dict(colors or {})
+    color = {name: colors.get(name) or method_color(name) or COLORS[i % len(COLORS)]
+             for i, name in enumerate(names)}
+
+    n_panels = len(panels)
+    n_cols = min(columns, n_panels)
+    n_rows = -(-n_panels // n_cols)
+    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=list(panels),
+                        shared_yaxes=shared_y, horizontal_spacing=0.06 if shared_y else 0.09,
+                        vertical_spacing=0.15)
+    shown: set[str] = set()
+    for k, (panel, series) in enumerate(panels.items()):
+        row, col = divmod(k, n_cols)
+        for name, values in series.items():
+            y = _vector(f"panels[{panel!r}][{name!r}]", values, x.size)
+            fig.add_trace(go.Scatter(
+                x=x, y=np.where(np.isfinite(y), y, np.nan), name=name, legendgroup=name,
+                showlegend=name not in shown, mode="lines+markers" if markers else "lines",
+                line=dict(color=color[name], dash="dash" if name in dashed else "solid",
+                          width=2),
+                marker=dict(size=6)), row=row + 1, col=col + 1)
+            shown.add(name)
+        level = hline.get(panel) if isinstance(hline, Mapping) else hline
+        if level is not None:
+            level = float(level)
+            if not np.isfinite(level):
+                raise ValueError(f"hline for panel {panel!r} must be finite, got {level}")
+            fig.add_hline(y=level, line=dict(color="#7f7f7f", dash="dot", width=1.5),
+                          annotation_text=hline_label or None,
+                          annotation_position="bottom right", row=row + 1, col=col + 1)
+    fig.update_layout(**_LAYOUT, height=height * n_rows if n_rows > 1 else height,
+                      title=dict(text=title, y=0.98, yanchor="top") if title else None)
+    fig.update_layout(margin=dict(t=110 if title else 80), legend=dict(y=1.08))
+    # log axes label decades as powers of ten (1e-10 .. 1e10 would read "100p" .. "10B")
+    fig.update_xaxes(type="log" if log_x else None, title_text=x_title,
+                     exponentformat="power" if log_x else None)
+    fig.update_yaxes(type="log" if log_y else None, exponentformat="power" if log_y else None)
+    fig.update_yaxes(title_text=y_title, col=1)
+    return fig
