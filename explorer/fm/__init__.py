@@ -1,0 +1,55 @@
+"""Convex factorization machines learned online: S-FTRL, FTRL and OGD (ALGORITHMS.md section 6).
+
+Luo, Zhang, Zhang, Zhu, Zhang, Pei (KDD 2018), *Sketched follow-the-regularized-leader
+for online factorization machine*. The FM ``z = w0 + w^T a + a^T X a`` is written as
+``z = a_hat^T Theta a_hat`` with one symmetric ``Theta`` (:mod:`.compact`), so every loss
+gradient is the rank-one, sign-indefinite ``phi'(z) a_hat a_hat^T``. FTRL sums those
+gradients in a full (d+1) x (d+1) matrix; S-FTRL sums them in Generalized Frequent
+Directions (two FD sketches, ``B+`` and ``B-``) and never forms ``Theta``
+(:mod:`.learners`). Streams: one-hot ratings and a binary dataset (:mod:`.data`).
+
+- :class:`SketchedFTRL` ``(d, *, m=10, eta=None, loss="squared", fast=True)``
+- :class:`FTRLFM` ``(d, *, eta=None, loss="squared")``, :class:`OGDFM` (same arguments)
+- ``learn(x, y) -> loss``, ``predict(x) -> z``; ``x`` dense, ``(indices, values)`` or
+  scipy.sparse; :func:`progressive` runs a whole stream.
+
+>>> from explorer.fm import SketchedFTRL, FTRLFM, progressive, synthetic_ratings
+>>> data = synthetic_ratings(2000, n_users=40, n_items=60, seed=1)
+>>> d = data.X.shape[1]
+>>> exact = progressive(FTRLFM(d), data.X, data.y)
+>>> sketched = progressive(SketchedFTRL(d, m=d + 2), data.X, data.y)   # m >= d + 2: exact
+>>> bool(abs(sketched.predictions - exact.predictions).max() < 1e-8)
+True
+"""
+
+from .compact import as_fm_row, augment, compact_theta, fm_predict, split_theta
+from .data import Ratings, movielens_100k, one_hot, spambase, synthetic_ratings
+from .learners import (
+    FTRLFM,
+    LOSS_NAMES,
+    OGDFM,
+    FMStepEvent,
+    Progressive,
+    SketchedFTRL,
+    progressive,
+)
+
+__all__ = [
+    "SketchedFTRL",
+    "FTRLFM",
+    "OGDFM",
+    "FMStepEvent",
+    "Progressive",
+    "progressive",
+    "LOSS_NAMES",
+    "augment",
+    "compact_theta",
+    "split_theta",
+    "fm_predict",
+    "as_fm_row",
+    "Ratings",
+    "one_hot",
+    "movielens_100k",
+    "synthetic_ratings",
+    "spambase",
+]

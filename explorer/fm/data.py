@@ -1,0 +1,171 @@
+"""Streams for the online FM: one-hot (user, item) rows, MovieLens-100K, a synthetic twin, Spambase.
+
+Nothing is downloaded (DATASETS.md). The real data ship inside packages that are read
+with pandas, *without importing them*:
+
+- MovieLens-100K: ``pip install --no-deps recbole==1.2.1`` (its own dependencies pull in
+  torch; only its data files are needed). GroupLens terms: research use, cite
+  F. M. Harper and J. A. Konstan (2015), no redistribution -- hence a package, not a copy.
+- Spambase (UCI, Hopkins et al. 1999): ``pip install --no-deps dmba==0.2.4``.
+
+A ratings row is one-hot: ``a_t = [e_user; e_item]`` in R^(n_users + n_items), two
+non-zeros (three with the FM's constant feature), as in Luo et al. (KDD 2018, sec. 5.2).
+
+>>> data = synthetic_ratings(1000, n_users=50, n_items=80, seed=0)
+>>> data.X.shape, data.X[[0]].nnz, float(data.y.min()) >= 1.0, float(data.y.max()) <= 5.0
+((1000, 130), 2, True, True)
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse
+
+from .._validation import check_float, check_int
+
+__all__ = ["Ratings", "one_hot", "movielens_100k", "synthetic_ratings", "spambase",
+           "package_data_path"]
+
+
+class Ratings(NamedTuple):
+    """A ratings stream: one-hot rows ``X`` (CSR, n x (n_users + n_items)) and ratings ``y``.
+
+    ``users`` and ``items`` are 0-based ids; ``timestamps`` are seconds (or the
+    generation order for synthetic data); ``source`` says where the numbers come from.
+    """
+
+    X: scipy.sparse.csr_array
+    y: np.ndarray
+    users: np.ndarray
+    items: np.ndarray
+    timestamps: np.ndarray
+    n_users: int
+    n_items: int
+    source: str
+
+
+def one_hot(users, items, n_users: int, n_items: int) -> scipy.sparse.csr_array:
+    """Rows ``[e_user; e_item]`` (CSR, n x (n_users + n_items)) for 0-based ids.
+
+    >>> one_hot([0, 2], [1, 0], n_users=3, n_items=2).toarray().tolist()
+    [[1.0, 0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0, 1.0, 0.0]]
+    """
+    n_users = check_int("n_users", n_users, minimum=1)
+    n_items = check_int("n_items", n_items, minimum=1)
+    users = np.asarray(users)
+    items = np.asarray(items)
+    if users.shape != items.shape or users.ndim != 1:
+        raise ValueError(f"users and items must be 1-D of one length, got shapes {users.shape} and {items.shape}")
+    if users.size and (users.dtype.kind not in "iu" or items.dtype.kind not in "iu"):
+        raise ValueError("users and items must be integer ids")
+    if users.size and not (0 <= users.min() and users.max() < n_users):
+        raise ValueError(f"users must lie in [0, {n_users - 1}], got [{users.min()}, {users.max()}]")
+    if items.size and not (0 <= items.min() and items.max() < n_items):
+        raise ValueError(f"items must lie in [0, {n_items - 1}], got [{items.min()}, {items.max()}]")
+    n = users.size
+    columns = np.empty(2 * n, dtype=np.int64)
+    columns[0::2] = users
+    columns[1::2] = n_users + items
+    return scipy.sparse.csr_array((np.ones(2 * n), columns, np.arange(0, 2 * n + 1, 2)),
+                                  shape=(n, n_users + n_items))
+
+
+def package_data_path(package: str, *parts: str, install: str) -> str:
+    """The path of a data file inside an installed package, found without importing it."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(f"this dataset ships inside the package {package!r}, which is "
+                                  f"not installed; install it with: {install}")
+    path = os.path.join(spec.submodule_search_locations[0], *parts)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path} is missing; reinstall with: {install}")
+    return path
+
+
+def movielens_100k(*, order: str = "time") -> Ratings:
+    """MovieLens-100K (943 users, 1682 items, 100,000 ratings 1-5) from recbole's data files.
+
+    ``order="time"`` sorts by timestamp (stable; 1997-09 to 1998-04), ``"file"`` keeps the
+    file's order (not sorted). d = 943 + 1682 = 2625, as in the paper's Table 1.
+    """
+    if order not in ("time", "file"):
+        raise ValueError(f"order must be 'time' or 'file', got {order!r}")
+    import pandas as pd
+
+    path = package_data_path("recbole", "dataset_example", "ml-100k", "ml-100k.inter",
+                             install="pip install --no-deps recbole==1.2.1")
+    frame = pd.read_csv(path, sep="\t")
+    frame.columns = [name.split(":")[0] for name in frame.columns]
+    if order == "time":
+        frame = frame.sort_values("timestamp", kind="stable")
+    users = frame["user_id"].to_numpy() - 1
+    items = frame["item_id"].to_numpy() - 1
+    n_users, n_items = int(users.max()) + 1, int(items.max()) + 1
+    return Ratings(one_hot(users, items, n_users, n_items), frame["rating"].to_numpy(float),
+                   users, items, frame["timestamp"].to_numpy(float), n_users, n_items,
+                   f"MovieLens-100K (recbole 1.2.1 data files), {order} order")
+
+
+def synthetic_ratings(n: int = 100_000, *, n_users: int = 943, n_items: int = 1682,
+                      rank: int = 4, noise: float = 0.9, seed: int | None = 0) -> Ratings:
+    """A MovieLens-shaped synthetic stream: skewed activity, biases, a low-rank taste, 1-5 stars.
+
+    User activity and item popularity are log-normal (a few heavy users and blockbusters);
+    each (user, item) pair appears at most once, in random order. The rating is
+    ``round(3.53 + b_u + c_i + p_u^T q_i + noise)`` clipped to 1..5 (MovieLens-100K's mean
+    is 3.53 and its rating standard deviation 1.13).
+    """
+    n = check_int("n", n, minimum=1)
+    n_users = check_int("n_users", n_users, minimum=1)
+    n_items = check_int("n_items", n_items, minimum=1)
+    rank = check_int("rank", rank, minimum=1)
+    noise = check_float("noise", noise, minimum=0.0)
+    if n > n_users * n_items:
+        raise ValueError(f"n must be at most n_users * n_items = {n_users * n_items} "
+                         f"(each pair is rated once), got {n}")
+    rng = np.random.default_rng(seed)
+    activity = rng.lognormal(0.0, 1.0, n_users)
+    popularity = rng.lognormal(0.0, 1.2, n_items)
+    activity /= activity.sum()
+    popularity /= popularity.sum()
+    pairs = np.empty(0, dtype=np.int64)
+    while pairs.size < n:
+        draw = 2 * (n - pairs.size) + 16
+        users = rng.choice(n_users, size=draw, p=activity)
+        items = rng.choice(n_items, size=draw, p=popularity)
+        pairs = np.concatenate([pairs, users.astype(np.int64) * n_items + items])
+        _, first = np.unique(pairs, return_index=True)
+        pairs = pairs[np.sort(first)]
+        if pairs.size == n_users * n_items:  # every pair drawn; cannot grow further
+            break
+    pairs = pairs[:n]
+    users, items = pairs // n_items, pairs % n_items
+    user_bias = rng.normal(0.0, 0.4, n_users)
+    item_bias = rng.normal(0.0, 0.5, n_items)
+    P = rng.normal(0.0, 0.5, (n_users, rank))
+    Q = rng.normal(0.0, 0.5, (n_items, rank))
+    score = (3.53 + user_bias[users] + item_bias[items] + np.einsum("ij,ij->i", P[users], Q[items])
+             + rng.normal(0.0, noise, n))
+    ratings = np.clip(np.rint(score), 1.0, 5.0)
+    return Ratings(one_hot(users, items, n_users, n_items), ratings, users, items,
+                   np.arange(n, dtype=float), n_users, n_items,
+                   f"synthetic MovieLens-shaped stream ({n_users} users x {n_items} items, seed {seed})")
+
+
+def spambase() -> tuple[np.ndarray, np.ndarray]:
+    """Spambase (UCI): 4601 e-mails x 57 features, labels +1 (spam, 39%) / -1, in file order.
+
+    Read from dmba's bundled ``Spambase.csv.gz`` without importing dmba (its import needs
+    matplotlib). Features are raw: word/char frequencies (%) and capital-run lengths.
+    """
+    import pandas as pd
+
+    path = package_data_path("dmba", "csvFiles", "Spambase.csv.gz",
+                             install="pip install --no-deps dmba==0.2.4")
+    frame = pd.read_csv(path)
+    y = np.where(frame.pop("Spam").to_numpy() == 1, 1.0, -1.0)
+    return frame.to_numpy(float), y
