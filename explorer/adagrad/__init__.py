@@ -1,0 +1,30 @@
+"""Adaptive gradient on a sketch: ADA-FULL, ADA-DIAG, ADA-FD, ADA-FFD (PDS and CMD), OGD, Adam.
+
+Wan & Zhang, *Efficient adaptive online learning via frequent directions* (TPAMI 2022),
+ALGORITHMS.md section 4. :class:`AdaGrad` is the learner (``variant`` in "full", "diag",
+"fd", "ffd"; ``method`` in "cmd", "pds"); :mod:`explorer.adagrad.proximal` holds the four
+proximal matrices ``H_t`` and how each applies ``H_t^{-1}``; :class:`OGD` and
+:class:`Adam` are the paper's baselines.
+
+>>> from explorer.adagrad import AdaGrad
+>>> learner = AdaGrad(3, variant="ffd", method="pds", tau=2)
+>>> round(learner.learn([1.0, 2.0, 0.0], 1.0), 3), learner.rank
+(1.0, 1)
+"""
+
+from .learners import METHODS, VARIANTS, OGD, AdaGrad, Adam, RankShrinkEvent, default_delta
+from .proximal import DiagonalProximal, FDProximal, FFDProximal, FullProximal
+
+__all__ = [
+    "AdaGrad",
+    "OGD",
+    "Adam",
+    "RankShrinkEvent",
+    "default_delta",
+    "VARIANTS",
+    "METHODS",
+    "FullProximal",
+    "DiagonalProximal",
+    "FDProximal",
+    "FFDProximal",
+]
