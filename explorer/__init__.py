@@ -1,12 +1,34 @@
 """Sketch Explorer: see inside sketched online learning.
 
-The algorithms of five papers (Frequent Directions and Robust FD; sketched online Newton;
-adaptive gradient on a sketch; online adaptive PCA with fixed share; sketched FTRL for
-factorization machines), each observable step by step through hooks
-(:mod:`explorer.hooks`). See ``../shared/ALGORITHMS.md`` for the notation.
+The algorithms of five papers, each observable step by step through hooks
+(:mod:`explorer.hooks`), in the notation of ``ALGORITHMS.md``:
+
+- :mod:`explorer.sketch`: Frequent Directions, Robust FD, Generalized FD, random projection;
+- :mod:`explorer.newton`: the sketched online Newton step (RFD-SON, FD-SON, RP-SON, FULL-ON);
+- :mod:`explorer.adagrad`: ADA-FULL, ADA-DIAG, ADA-FD, ADA-FFD, OGD, Adam;
+- :mod:`explorer.pca`: capping, mixture decomposition, fixed share, online adaptive PCA,
+  variance minimization;
+- :mod:`explorer.fm`: sketched FTRL for factorization machines.
+
+:func:`explorer.run.run` streams data through any of them and returns a ``History``.
 """
 
+from .adagrad import OGD, AdaGrad, Adam
+from .fm import FTRLFM, OGDFM, SketchedFTRL
 from .hooks import Recorder
+from .newton import SketchedOnlineNewton
+from .pca import (
+    AdaptiveBestSubset,
+    FollowTheLeaderPCA,
+    OnlineAdaptivePCA,
+    VarianceMinSimplex,
+    VarianceMinSphere,
+    adaptive_regret,
+    cap,
+    fixed_share,
+    mixture_decomposition,
+)
+from .run import History, run
 from .sketch import (
     FrequentDirections,
     GeneralizedFrequentDirections,
@@ -20,7 +42,25 @@ __all__ = [
     "RobustFrequentDirections",
     "GeneralizedFrequentDirections",
     "RandomProjectionSketch",
+    "SketchedOnlineNewton",
+    "AdaGrad",
+    "OGD",
+    "Adam",
+    "OnlineAdaptivePCA",
+    "AdaptiveBestSubset",
+    "VarianceMinSphere",
+    "VarianceMinSimplex",
+    "FollowTheLeaderPCA",
+    "adaptive_regret",
+    "cap",
+    "fixed_share",
+    "mixture_decomposition",
+    "SketchedFTRL",
+    "FTRLFM",
+    "OGDFM",
     "Recorder",
+    "run",
+    "History",
     "save_state",
     "load_state",
 ]
