@@ -53,6 +53,18 @@ def _svd(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return sigma, (U.T if wide else Vt)
 
 
+def shrink_amounts(squared: np.ndarray, m: int) -> tuple[float, np.ndarray]:
+    """FD's shrink from the squared singular values (descending) of a full buffer.
+
+    Returns ``delta = sigma_m^2`` (0 when there are fewer than m values: rank < m, e.g.
+    d < m, and the shrink only compacts) and ``max(sigma_i^2 - delta, 0)`` for the rows
+    kept: the first m-1 at most, and only the positive ones, so every kept row is non-zero.
+    """
+    delta = float(squared[m - 1]) if squared.size >= m else 0.0
+    shrunk = np.maximum(squared[:m - 1] - delta, 0.0)
+    return delta, shrunk[:int(np.count_nonzero(shrunk > 0.0))]
+
+
 @stateful
 class FrequentDirections(Observable):
     r"""Frequent Directions (Liberty 2013; Luo et al. 2017, Algorithm 1; fast: Algorithm 2).
@@ -127,12 +139,17 @@ class FrequentDirections(Observable):
 
     def _shrink(self) -> None:
         sigma, Vt = _svd(self._buffer[:self._filled])
-        squared = sigma ** 2
-        # delta is sigma_m^2; with rank < m (e.g. d < m) it is 0 and the shrink only compacts.
-        delta = float(squared[self.m - 1]) if squared.size >= self.m else 0.0
-        shrunk = np.maximum(squared[:self.m - 1] - delta, 0.0)
-        keep = int(np.count_nonzero(shrunk > 0.0))
-        self._buffer[:keep] = np.sqrt(shrunk[:keep])[:, None] * Vt[:keep]
+        delta, shrunk = shrink_amounts(sigma ** 2, self.m)
+        self._commit_shrink(sigma, delta, np.sqrt(shrunk)[:, None] * Vt[:shrunk.size])
+
+    def _commit_shrink(self, sigma: np.ndarray, delta: float, kept_rows: np.ndarray) -> None:
+        """Store the rows a shrink keeps (zeroing the rest), account for delta, tell hooks.
+
+        Shared by every way of computing a shrink (here the SVD of the buffer; S-FTRL's
+        sparse Gram-matrix shrink in :mod:`explorer.fm`), so the bookkeeping is written once.
+        """
+        keep = kept_rows.shape[0]
+        self._buffer[:keep] = kept_rows
         self._buffer[keep:] = 0.0  # exactly zero: no "ghost" rows from rounding
         self._filled = keep
         self.n_shrinks += 1

@@ -79,7 +79,7 @@ def test_memory_tiny(bench):
 
 def test_stripped_class_has_no_hook_guards(bench):
     stripped, removed = bench.hook_overhead.strip_hook_guards(RobustFrequentDirections)
-    assert "_shrink" in removed and all("self._hooks" in s for s in removed["_shrink"])
+    assert "_commit_shrink" in removed and all("self._hooks" in s for s in removed["_commit_shrink"])
     X = bench.common.make_stream(30, TINY["d"], seed=1)
     shipped, bare = (cls(TINY["d"], TINY["m"], fast=True) for cls in (RobustFrequentDirections, stripped))
     shipped_events, bare_events = Recorder(), Recorder()
@@ -98,7 +98,7 @@ def test_hook_overhead_tiny(bench):
     (c,) = result["configs"]
     assert set(c["arms"]) == set(ho.ARMS)
     assert c["stripped_identical"] and result["all_identical"]
-    assert c["guarded_calls"]["_shrink"] > 0
+    assert c["guarded_calls"]["_commit_shrink"] > 0
     assert {"no_hook_overhead_pct", "aa_noise_pct", "guard_cost_pct", "below_limit"} <= set(c)
     assert "Overhead with no hook attached" in ho.format_results(result)
 

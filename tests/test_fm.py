@@ -427,14 +427,14 @@ def test_hooks_report_steps_with_ranks_and_shrinks_with_parts():
 
 
 def test_no_event_is_built_without_a_listener(monkeypatch):
-    import explorer.fm._shrink as shrink
     import explorer.fm.learners as learners
+    import explorer.sketch as sketch
 
     def refuse(*args, **kwargs):
         raise AssertionError("an event was built with no hook attached")
 
     monkeypatch.setattr(learners, "FMStepEvent", refuse)
-    monkeypatch.setattr(shrink, "ShrinkEvent", refuse)
+    monkeypatch.setattr(sketch, "ShrinkEvent", refuse)
     data = synthetic_ratings(200, n_users=20, n_items=15, seed=1)
     for fm in (SketchedFTRL(35, m=2), FTRLFM(35)):
         progressive(fm, data.X, data.y)

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..hooks import ShrinkEvent
-from ..sketch import FrequentDirections, _svd
+from ..sketch import FrequentDirections, _svd, shrink_amounts
 
 _EPS = np.finfo(float).eps
 
@@ -73,11 +72,8 @@ def _shrink(part: FrequentDirections, memo: _PartMemo) -> None:
     m = part.m
     if columns <= rows:
         sigma, Vt = _svd(B)
-        squared = sigma ** 2
-        delta = float(squared[m - 1]) if squared.size >= m else 0.0
-        shrunk = np.maximum(squared[:m - 1] - delta, 0.0)
-        keep = int(np.count_nonzero(shrunk > 0.0))
-        new_rows = np.sqrt(shrunk[:keep])[:, None] * Vt[:keep]
+        delta, shrunk = shrink_amounts(sigma ** 2, m)
+        new_rows = np.sqrt(shrunk)[:, None] * Vt[:shrunk.size]
     else:
         sparse = memo.sparse
         k = rows - len(sparse) if sparse is not None else rows
@@ -103,21 +99,14 @@ def _shrink(part: FrequentDirections, memo: _PartMemo) -> None:
         lam, U = lam[::-1], U[:, ::-1]
         lam = np.where(lam > columns * _EPS * max(lam[0], 0.0), lam, 0.0)
         sigma = np.sqrt(lam)
-        delta = float(lam[m - 1]) if rows >= m else 0.0
-        shrunk = np.maximum(lam[:m - 1] - delta, 0.0)
-        keep = int(np.count_nonzero(shrunk > 0.0))
-        W = (U[:, :keep] * np.sqrt(shrunk[:keep] / lam[:keep])).T
+        delta, shrunk = shrink_amounts(lam, m)
+        keep = shrunk.size
+        W = (U[:, :keep] * np.sqrt(shrunk / lam[:keep])).T
         if sparse is None:
             new_rows = W @ B
         else:
             new_rows = W[:, :k] @ B[:k] if k else np.zeros((keep, columns))
             new_rows[:, columns_used] += W[:, k:] @ S
-    part._buffer[:keep] = new_rows
-    part._buffer[keep:rows] = 0.0  # exactly zero: no "ghost" rows from rounding
-    part._filled = keep
-    part.n_shrinks += 1
-    part.delta_total += delta
-    memo.gram_diag = shrunk[:keep].copy()
+    part._commit_shrink(sigma, delta, new_rows)
+    memo.gram_diag = shrunk.copy()
     memo.sparse = []
-    if part._hooks:
-        part._emit(ShrinkEvent(t=part.n_seen, sigma=sigma, delta=delta))
