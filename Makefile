@@ -1,0 +1,83 @@
+# Sketch Explorer: the set-up commands from README.md.
+#
+#   make lab     open the lesson notebooks in JupyterLab
+#   make test    run the whole test suite (doctests, unit/property tests, notebooks, browser)
+#
+# Every target bootstraps .venv by itself (python3 -m venv + pip install -e '.[test]'
+# + the data packages), and reinstalls only when pyproject.toml or this file changes.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+# Packages that carry real data sets, installed with --no-deps because only their data
+# files are read (recbole's own dependencies would pull in torch): MovieLens-100K, Spambase.
+DATA_PACKAGES := recbole==1.2.1 dmba==0.2.4
+
+# Extra pytest arguments, e.g.  make test PYTEST_ARGS="-x -m 'not browser'"
+PYTEST_ARGS ?=
+# Extra `explorer lab` arguments, e.g.  make lab LAB_ARGS="--port 8900 --no-browser"
+LAB_ARGS ?=
+# Extra benchmarks/run_all.py arguments, e.g.  make bench BENCH_ARGS=--quick
+BENCH_ARGS ?=
+
+# The notebook directories that exist (notebooks/ may not yet).
+NOTEBOOK_DIRS := $(wildcard lessons notebooks)
+
+# The sketches factor many small (m x d) matrices: a multi-threaded OpenBLAS only adds
+# synchronisation there, and on a busy 2-core machine made one SVD 10-100x slower
+# (benchmarks/README.md). One thread unless the caller chose otherwise.
+export OPENBLAS_NUM_THREADS ?= 1
+
+.PHONY: lab serve test bench venv chromium
+
+lab: $(STAMP)
+	$(VENV)/bin/explorer lab $(LAB_ARGS)
+
+serve: $(STAMP)
+	$(VENV)/bin/explorer serve
+
+bench: $(STAMP)
+	$(VENV)/bin/explorer bench -- $(BENCH_ARGS)
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { \
+	  echo "make: could not create $(VENV) with '$(PYTHON) -m venv'."; \
+	  echo "      On Debian/Ubuntu install the venv module first: apt-get install python3-venv"; \
+	  rm -rf $(VENV); exit 1; }
+	$(PY) -m pip install -e '.[test]'
+	$(PY) -m pip install --no-deps $(DATA_PACKAGES)
+	touch $@
+
+# The browser tests drive Debian's chromium through Playwright (`playwright install`
+# cannot download a browser here), so make sure it is installed.
+chromium:
+	@if command -v chromium >/dev/null 2>&1; then \
+	  :; \
+	elif ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "make: 'chromium' is not on PATH and apt-get is missing: install Chromium yourself;"; \
+	  echo "      until then the browser tests fail (deselect them with PYTEST_ARGS=\"-m 'not browser'\")."; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  echo "make: installing Debian chromium for the browser tests"; \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	elif command -v sudo >/dev/null 2>&1; then \
+	  echo "make: installing Debian chromium for the browser tests (sudo)"; \
+	  sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	else \
+	  echo "make: 'chromium' is not on PATH and installing it needs root:"; \
+	  echo "      run 'apt-get install -y chromium' as root; until then the browser tests fail."; \
+	fi
+
+# The nbval and doctest options live in pyproject.toml ([tool.pytest.ini_options] addopts).
+# pytest exits 5 when it collected no test (e.g. a PYTEST_ARGS filter matched nothing).
+test: $(STAMP) chromium
+	@set -- explorer tests $(NOTEBOOK_DIRS); \
+	echo "$(PY) -m pytest $$* $(PYTEST_ARGS)"; \
+	status=0; $(PY) -m pytest "$$@" $(PYTEST_ARGS) || status=$$?; \
+	if [ $$status -eq 5 ]; then \
+	  echo "make test: pytest collected no tests (exit 5)"; status=0; \
+	fi; \
+	exit $$status

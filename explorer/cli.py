@@ -1,0 +1,192 @@
+"""The ``explorer`` command line.
+
+Subcommands:
+
+``explorer lab [--port N] [--no-browser]``
+    Open the lesson notebooks (the repository's ``lessons/`` folder) in JupyterLab,
+    listening on 127.0.0.1 unless ``--ip`` says otherwise.
+``explorer bench [-- ARGS ...]``
+    Run ``benchmarks/run_all.py`` with the same Python, passing ``ARGS`` on
+    (``explorer bench -- --quick`` for a smoke run).
+
+The lessons and benchmarks live in the source repository next to the package, so both
+subcommands need a checkout (``make lab`` sets one up); an installed wheel alone has
+neither folder and says so.
+
+Each subcommand is one ``_add_<name>`` function that registers its parser and the function
+that runs it; :func:`build_parser` calls every function in ``_SUBCOMMANDS``.
+
+>>> args = build_parser().parse_args(["lab", "--port", "8900", "--no-browser"])
+>>> args.port, args.no_browser, args.ip
+(8900, True, '127.0.0.1')
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["REPO_ROOT", "LESSONS_DIR", "BENCHMARKS_SCRIPT", "lab_command", "build_parser", "main"]
+
+#: The source checkout this package was imported from (editable install or repository).
+REPO_ROOT = Path(__file__).resolve().parent.parent
+#: The lesson notebooks ``explorer lab`` opens.
+LESSONS_DIR = REPO_ROOT / "lessons"
+#: The script ``explorer bench`` runs.
+BENCHMARKS_SCRIPT = REPO_ROOT / "benchmarks" / "run_all.py"
+
+
+def lab_command(
+    notebook_dir: Path,
+    *,
+    port: int | None = None,
+    ip: str = "127.0.0.1",
+    open_browser: bool = True,
+    allow_root: bool = False,
+) -> list[str]:
+    """Return the argument list that starts JupyterLab on ``notebook_dir``.
+
+    JupyterLab runs as ``python -m jupyterlab`` with this interpreter, so its kernels see
+    the same environment (and the same ``explorer``) as this command. Without ``port``,
+    JupyterLab picks its default (8888, or the next free port). JupyterLab refuses to run
+    as root unless ``allow_root`` (containers and CI machines often are root).
+
+    >>> lab_command(Path("lessons"), port=8900, open_browser=False)[1:]
+    ['-m', 'jupyterlab', '--notebook-dir=lessons', '--ip=127.0.0.1', '--port=8900', '--no-browser']
+    """
+    command = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={notebook_dir}", f"--ip={ip}"]
+    if port is not None:
+        command.append(f"--port={port}")
+    if not open_browser:
+        command.append("--no-browser")
+    if allow_root:
+        command.append("--allow-root")
+    return command
+
+
+def _run_until_done(command: list[str], cwd: Path | None = None) -> int:
+    """Run ``command`` in the foreground and return its exit code.
+
+    Ctrl-C in the terminal reaches the child too (same process group); the child decides
+    when to stop (JupyterLab asks for confirmation), so we keep waiting for it rather than
+    leaving it orphaned.
+    """
+    with subprocess.Popen(command, cwd=cwd) as process:
+        while True:
+            try:
+                return process.wait()
+            except KeyboardInterrupt:
+                continue
+
+
+def _running_as_root() -> bool:
+    """True on POSIX when the effective user is root."""
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def _port(text: str) -> int:
+    """Parse a TCP port number (1-65535) for argparse."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"port must be an integer, got {text!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be in 1..65535, got {port}")
+    return port
+
+
+def _lab(args: argparse.Namespace) -> int:
+    notebook_dir = Path(args.notebook_dir)
+    if not notebook_dir.is_dir():
+        sys.exit(
+            f"explorer lab: no notebook folder at {notebook_dir}.\n"
+            "The lessons ship with the source repository, not with an installed package: "
+            "clone the repository and run `make lab` in it (or pass --notebook-dir DIR)."
+        )
+    command = lab_command(
+        notebook_dir, port=args.port, ip=args.ip, open_browser=not args.no_browser, allow_root=_running_as_root()
+    )
+    return _run_until_done(command)
+
+
+def _add_lab(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "lab",
+        help="open the lesson notebooks in JupyterLab",
+        description="Open the lesson notebooks in JupyterLab (Ctrl-C twice to stop).",
+    )
+    parser.add_argument("--port", type=_port, default=None, help="port to listen on (default: JupyterLab's, 8888)")
+    parser.add_argument("--ip", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    parser.add_argument("--no-browser", action="store_true", help="do not open a web browser")
+    parser.add_argument(
+        "--notebook-dir", default=str(LESSONS_DIR), metavar="DIR", help="folder to open (default: %(default)s)"
+    )
+    parser.set_defaults(run=_lab)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    if not BENCHMARKS_SCRIPT.is_file():
+        sys.exit(
+            f"explorer bench: no benchmark script at {BENCHMARKS_SCRIPT}.\n"
+            "The benchmarks ship with the source repository: run this from a checkout."
+        )
+    return _run_until_done([sys.executable, str(BENCHMARKS_SCRIPT), *args.script_args], cwd=REPO_ROOT)
+
+
+def _add_bench(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "bench",
+        help="run the benchmarks (benchmarks/run_all.py)",
+        description="Run benchmarks/run_all.py with this Python, from the repository root.",
+    )
+    parser.add_argument(
+        "script_args",
+        nargs="*",
+        metavar="ARGS",
+        help="arguments for benchmarks/run_all.py, after --, e.g. `explorer bench -- --quick`",
+    )
+    parser.set_defaults(run=_bench)
+
+
+_SUBCOMMANDS = (_add_lab, _add_bench)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the ``explorer`` argument parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="explorer", description="Sketch Explorer: lessons and tools for sketched online learning."
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in _SUBCOMMANDS:
+        add(subparsers)
+    return parser
+
+
+def _one_blas_thread_by_default() -> None:
+    """Use one BLAS thread here and in child processes (kernels), unless the user set one.
+
+    Every algorithm here factors many small (m x d) matrices, where a multi-threaded
+    OpenBLAS only adds synchronisation: on a busy 2-core machine one such SVD was 10-100x
+    slower with two threads (benchmarks/README.md). The environment variable reaches
+    JupyterLab's kernels; numpy is already loaded in this process, so threadpoolctl
+    applies the same limit here (for ``explorer serve``).
+    """
+    threads = os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if threads.isdigit() and int(threads) > 0:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=int(threads), user_api="blas")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``explorer`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    args = build_parser().parse_args(argv)
+    _one_blas_thread_by_default()
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

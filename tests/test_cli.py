@@ -1,0 +1,206 @@
+"""Tests for the ``explorer`` command line (explorer/cli.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+from explorer import cli
+
+
+def test_console_script_points_at_main():
+    (script,) = entry_points(group="console_scripts", name="explorer")
+    assert script.value == "explorer.cli:main"
+
+
+def test_help_lists_the_subcommands():
+    result = subprocess.run(
+        [sys.executable, "-m", "explorer.cli", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0
+    assert "lab" in result.stdout and "bench" in result.stdout
+
+
+def test_a_subcommand_is_required(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main([])
+    assert exit_info.value.code == 2
+    assert "COMMAND" in capsys.readouterr().err
+
+
+def test_lab_defaults():
+    args = cli.build_parser().parse_args(["lab"])
+    assert args.port is None
+    assert args.ip == "127.0.0.1"
+    assert args.no_browser is False
+    assert Path(args.notebook_dir) == cli.LESSONS_DIR
+
+
+def test_lessons_dir_is_the_repository_folder():
+    assert cli.LESSONS_DIR == Path(cli.__file__).resolve().parent.parent / "lessons"
+
+
+@pytest.mark.parametrize("port", ["0", "65536", "-1", "eighty"])
+def test_lab_rejects_a_bad_port(port, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["lab", "--port", port])
+    assert exit_info.value.code == 2
+    assert "port must be" in capsys.readouterr().err
+
+
+def test_lab_command_binds_localhost_and_uses_this_python(tmp_path):
+    command = cli.lab_command(tmp_path, port=8900, open_browser=False)
+    assert command[:3] == [sys.executable, "-m", "jupyterlab"]
+    assert f"--notebook-dir={tmp_path}" in command
+    assert "--ip=127.0.0.1" in command
+    assert "--port=8900" in command
+    assert "--no-browser" in command
+
+
+def test_lab_command_without_port_opens_a_browser(tmp_path):
+    command = cli.lab_command(tmp_path)
+    assert not any(part.startswith("--port") for part in command)
+    assert "--no-browser" not in command
+    assert "--allow-root" not in command
+
+
+def test_lab_command_allows_root_only_when_asked(tmp_path):
+    assert "--allow-root" in cli.lab_command(tmp_path, allow_root=True)
+
+
+def test_lab_without_lessons_says_why(tmp_path, monkeypatch):
+    missing = tmp_path / "lessons"
+    monkeypatch.setattr(cli, "LESSONS_DIR", missing)
+    monkeypatch.setattr(cli, "_run_until_done", lambda *a, **k: pytest.fail("must not start JupyterLab"))
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["lab", "--no-browser"])
+    message = str(exit_info.value.code)
+    assert str(missing) in message
+    assert "make lab" in message
+
+
+def test_lab_runs_jupyterlab_on_the_lessons(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(cli, "LESSONS_DIR", tmp_path)
+    monkeypatch.setattr(cli, "_run_until_done", lambda command, cwd=None: calls.append(command) or 0)
+    assert cli.main(["lab", "--port", "8911", "--no-browser"]) == 0
+    (command,) = calls
+    assert command == cli.lab_command(tmp_path, port=8911, open_browser=False, allow_root=cli._running_as_root())
+
+
+def test_bench_without_script_says_why(tmp_path, monkeypatch):
+    monkeypatch.setattr(cli, "BENCHMARKS_SCRIPT", tmp_path / "benchmarks" / "run_all.py")
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["bench"])
+    assert "no benchmark script" in str(exit_info.value.code)
+
+
+def test_bench_runs_the_script_from_the_repository_root(tmp_path, monkeypatch):
+    script = tmp_path / "benchmarks" / "run_all.py"
+    script.parent.mkdir()
+    script.write_text("import os, sys\nopen('cwd.txt', 'w').write(os.getcwd())\nsys.exit(3)\n")
+    monkeypatch.setattr(cli, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(cli, "BENCHMARKS_SCRIPT", script)
+    assert cli.main(["bench"]) == 3
+    assert Path((tmp_path / "cwd.txt").read_text()) == tmp_path
+
+
+def test_bench_passes_arguments_after_double_dash(tmp_path, monkeypatch):
+    script = tmp_path / "run_all.py"
+    script.write_text("import json, sys\nopen('argv.json', 'w').write(json.dumps(sys.argv[1:]))\n")
+    monkeypatch.setattr(cli, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(cli, "BENCHMARKS_SCRIPT", script)
+    assert cli.main(["bench", "--", "--quick", "--output", "out.json"]) == 0
+    assert json.loads((tmp_path / "argv.json").read_text()) == ["--quick", "--output", "out.json"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _get(url: str) -> tuple[int, bytes]:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return response.status, response.read()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.name != "posix", reason="stops the server with a POSIX process-group signal")
+def test_lab_serves_the_notebook_folder(tmp_path):
+    """Start the real `explorer lab` briefly, check it answers over http, then stop it."""
+    lessons = tmp_path / "lessons"
+    lessons.mkdir()
+    (lessons / "01_hello.ipynb").write_text(
+        json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    )
+    port, token = _free_port(), "explorer-test-token"
+    env = {
+        **os.environ,
+        "JUPYTER_TOKEN": token,
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "explorer.cli",
+        "lab",
+        "--no-browser",
+        "--port",
+        str(port),
+        "--notebook-dir",
+        str(lessons),
+    ]
+    log = (tmp_path / "lab.log").open("wb")
+    server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert server.poll() is None, (tmp_path / "lab.log").read_text()
+            try:
+                status, body = _get(f"{base}/api")
+                break
+            except (urllib.error.URLError, ConnectionError):
+                assert time.monotonic() < deadline, (tmp_path / "lab.log").read_text()
+                time.sleep(0.5)
+        assert status == 200 and "version" in json.loads(body)
+
+        status, body = _get(f"{base}/api/contents?token={token}")
+        assert status == 200
+        assert [item["name"] for item in json.loads(body)["content"]] == ["01_hello.ipynb"]
+
+        status, body = _get(f"{base}/lab?token={token}")
+        assert status == 200 and b"JupyterLab" in body
+    finally:
+        _stop_process_group(server)
+        log.close()
+
+
+def _stop_process_group(process: subprocess.Popen, grace: float = 30.0) -> None:
+    """SIGTERM the group `process` leads (the wrapper and JupyterLab), SIGKILL it if it lingers."""
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+    except ProcessLookupError:  # the whole group is gone already
+        return
+    process.wait(timeout=grace)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(process.pid, 0)  # is any member of the group still alive?
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGKILL)
