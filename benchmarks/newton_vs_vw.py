@@ -12,7 +12,9 @@ What each timing includes:
 - RFD-SON: ``predict`` + ``learn`` on every row of the in-memory arrays (no parsing); the
   one-off data generation is excluded. Run in this process, single-threaded numpy.
 
-Run:  python benchmarks/newton_vs_vw.py [--n 20000] [--quick]
+Needs ``pip install vowpalwabbit`` (not a project dependency: only this benchmark uses it).
+
+Run:  python benchmarks/newton_vs_vw.py [--n 20000] [--eta 0] [--quick]
 """
 
 from __future__ import annotations
@@ -74,6 +76,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--n", type=int, default=20000)
     parser.add_argument("--d", type=int, default=500)
     parser.add_argument("--quick", action="store_true", help="n = 2000, m = 10 only")
+    parser.add_argument("--eta", type=float, default=0.0,
+                        help="RFD-SON's extra curvature weight eta (H = alpha I + (mu + eta) sum g g^T)")
     args = parser.parse_args(argv)
     n, sizes = (2000, [10]) if args.quick else (args.n, [5, 10, 20])
     X, y = make_stream(n, args.d)
@@ -86,8 +90,10 @@ def main(argv=None) -> dict:
             for m in sizes:
                 results[("vw OjaNewton", loss, m)] = run_vw(
                     path, ["--loss_function", loss, "--OjaNewton", "--sketch_size", str(m)], n)
-                results[("RFD-SON", loss, m)] = run_son(X, y, sketch="rfd", m=m, loss=loss)
-    print(f"stream: n = {n}, d = {args.d}, x ~ N(1, Sigma), eigenvalues 100 j^-2, 5% labels flipped")
+                results[("RFD-SON", loss, m)] = run_son(X, y, sketch="rfd", m=m, loss=loss,
+                                                        eta=args.eta)
+    print(f"stream: n = {n}, d = {args.d}, x ~ N(1, Sigma), eigenvalues 100 j^-2, 5% labels flipped; "
+          f"RFD-SON alpha0 = 0, eta = {args.eta:g}")
     print(f"{'learner':<14} {'loss':<9} {'m':>3} {'progressive error':>18} {'examples/s':>11}")
     for (name, loss, m), r in results.items():
         print(f"{name:<14} {loss:<9} {m or '-':>3} {r['error']:>18.4f} {r['examples_per_second']:>11.0f}")
