@@ -7,8 +7,10 @@ on ``sys.path`` when a script runs, and the smoke test puts it there), which als
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import gc
+import json
 import os
 import platform
 import subprocess
@@ -239,3 +241,28 @@ def _clock_option(name: str) -> str:
 def clock_name() -> str:
     """The name of the clock ``timed`` uses now."""
     return next(name for name, fn in CLOCKS.items() if fn is clock)
+
+
+def script_main(argv, *, doc: str, run, format_results, passed_key: str, grid: bool = False) -> int:
+    """The command line every benchmark script shares.
+
+    Parse the standard options (plus ``--d``/``--m`` lists when ``grid``), limit BLAS
+    threads, ``run``, print ``format_results``, optionally write JSON, and exit 0 only if
+    ``result[passed_key]`` (a correctness check, never a timing) is true.
+    """
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    standard_arguments(parser)
+    grid_options = {}
+    if grid:
+        parser.add_argument("--d", type=int, nargs="+", help="dimensions (default: the script's grid)")
+        parser.add_argument("--m", type=int, nargs="+", help="sketch sizes (default: the script's grid)")
+    args = parser.parse_args(argv)
+    if grid:
+        grid_options = {k: v for k, v in (("grid_d", args.d), ("grid_m", args.m)) if v}
+    print(limit_blas_threads(args.threads or None), file=sys.stderr)
+    result = run(quick=args.quick, **grid_options)
+    result["environment"] = environment()
+    print(format_results(result))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+    return 0 if result[passed_key] else 1

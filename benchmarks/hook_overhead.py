@@ -33,12 +33,10 @@ Run ``python benchmarks/hook_overhead.py [--quick] [--json PATH]``.
 from __future__ import annotations
 
 import __future__
-import argparse
 import ast
 import copy
 import gc
 import inspect
-import json
 import sys
 import textwrap
 import time
@@ -317,17 +315,8 @@ def format_results(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    C.standard_arguments(parser)
-    args = parser.parse_args(argv)
-    print(C.limit_blas_threads(args.threads or None), file=sys.stderr)
-    result = run(quick=args.quick)
-    result["environment"] = C.environment()
-    print(format_results(result))
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1))
-    # Exit status reflects correctness (the stripped copy computes the same sketch), not timing.
-    return 0 if result["all_identical"] else 1
+    return C.script_main(argv, doc=__doc__, run=run, format_results=format_results,
+                         passed_key="all_identical")
 
 
 if __name__ == "__main__":

@@ -24,8 +24,6 @@ Run ``python benchmarks/pca_rounds.py [--quick] [--threads N] [--json PATH]``.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -179,16 +177,8 @@ def format_results(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    C.standard_arguments(parser)
-    args = parser.parse_args(argv)
-    print(C.limit_blas_threads(args.threads or None), file=sys.stderr)
-    result = run(quick=args.quick)
-    result["environment"] = C.environment()
-    print(format_results(result))
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1))
-    return 0 if result["all_checks_pass"] else 1
+    return C.script_main(argv, doc=__doc__, run=run, format_results=format_results,
+                         passed_key="all_checks_pass")
 
 
 if __name__ == "__main__":

@@ -26,9 +26,7 @@ Run ``python benchmarks/sketch_memory.py [--quick] [--json PATH]``.
 
 from __future__ import annotations
 
-import argparse
 import gc
-import json
 import sys
 import time
 import tracemalloc
@@ -149,18 +147,8 @@ def format_results(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    C.standard_arguments(parser)
-    parser.add_argument("--d", type=int, nargs="+", default=list(GRID_D))
-    parser.add_argument("--m", type=int, nargs="+", default=list(GRID_M))
-    args = parser.parse_args(argv)
-    print(C.limit_blas_threads(args.threads or None), file=sys.stderr)
-    result = run(quick=args.quick, grid_d=args.d, grid_m=args.m)
-    result["environment"] = C.environment()
-    print(format_results(result))
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1))
-    return 0 if result["no_dxd_pass"] else 1
+    return C.script_main(argv, doc=__doc__, run=run, format_results=format_results,
+                         passed_key="no_dxd_pass", grid=True)
 
 
 if __name__ == "__main__":

@@ -29,10 +29,8 @@ Run ``python benchmarks/sketch_throughput.py [--quick] [--threads N] [--json PAT
 
 from __future__ import annotations
 
-import argparse
 import copy
 import gc
-import json
 import math
 import sys
 import time
@@ -352,18 +350,8 @@ def format_results(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    C.standard_arguments(parser)
-    parser.add_argument("--d", type=int, nargs="+", default=list(GRID_D), help="dimensions (default: %(default)s)")
-    parser.add_argument("--m", type=int, nargs="+", default=list(GRID_M), help="sketch sizes (default: %(default)s)")
-    args = parser.parse_args(argv)
-    print(C.limit_blas_threads(args.threads or None), file=sys.stderr)
-    result = run(quick=args.quick, grid_d=args.d, grid_m=args.m)
-    result["environment"] = C.environment()
-    print(format_results(result))
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1))
-    return 0 if result["all_checks_pass"] else 1
+    return C.script_main(argv, doc=__doc__, run=run, format_results=format_results,
+                         passed_key="all_checks_pass", grid=True)
 
 
 if __name__ == "__main__":

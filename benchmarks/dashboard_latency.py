@@ -1,0 +1,246 @@
+"""The dashboard in a real browser: step-to-plot latency, plot updates per second, memory.
+
+    python benchmarks/dashboard_latency.py            # ~3 minutes (most of it waiting for cleanup)
+    python benchmarks/dashboard_latency.py --quick    # under a minute, no cleanup wait
+
+The server runs as ``explorer serve`` runs it (``explorer.dashboard.serve``, its own
+process, with ``session_history`` on so ``/rest/session_info`` counts live sessions);
+Debian's ``chromium`` is driven by Playwright, headless. On the sketching page at the
+default d = 50, m = 10 (low rank + noise, n = 1000):
+
+- **step-to-plot latency**: in the browser's clock, from the Step button's click to the
+  error figure holding the new point and one more animation frame painted;
+- **updates per second** while playing at the fastest speed: distinct data arrays the
+  error figure received per second (and rows per second);
+- **server memory**: RSS of the server process with no session, with N sessions that
+  each stepped to t = 300, and after they closed and Bokeh's cleanup ran; then N more
+  sessions open and close, to see that the freed memory is reused (CPython rarely hands
+  freed memory back to the OS, so RSS alone understates what was freed).
+
+Without chromium the benchmark reports itself skipped. Timings depend on the load of the
+machine (the browser renders in software); the load average is printed with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+import _common  # noqa: F401  (makes explorer importable from a plain checkout)
+import requests
+
+CORRECTNESS_KEY = "sessions_freed"
+QUERY = "?dataset=low+rank+%2B+noise&n=1000&d=50&m=10"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+# Step, then wait for the error figure's first trace to grow and one more frame: browser clock.
+STEP_JS = """async (plot, button) => {
+  const before = plot.data[0].y.length;
+  const t0 = performance.now();
+  button.click();
+  await new Promise(done => {
+    const poll = () => plot.data[0].y.length > before ? requestAnimationFrame(done) : requestAnimationFrame(poll);
+    poll();
+  });
+  return performance.now() - t0;
+}"""
+# Count distinct data arrays the figure receives during `seconds`.
+COUNT_JS = """async (plot, seconds) => {
+  let last = plot.data[0].y, updates = 0;
+  const t0 = performance.now();
+  await new Promise(done => {
+    const poll = () => {
+      if (plot.data[0].y !== last) { last = plot.data[0].y; updates += 1; }
+      performance.now() - t0 < seconds * 1000 ? requestAnimationFrame(poll) : done();
+    };
+    poll();
+  });
+  return {updates, seconds: (performance.now() - t0) / 1000};
+}"""
+
+
+def run(quick: bool = False) -> dict:
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        return {"skipped": "Debian chromium is not installed", CORRECTNESS_KEY: True}
+    from playwright.sync_api import sync_playwright
+
+    sessions = 3 if quick else 10
+    server = _Server()
+    try:
+        result = {"load_average": os.getloadavg()[0], "sessions": sessions,
+                  "rss_mb_no_session": server.rss_mb()}
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1500, "height": 1100})
+            _open(page, server.url + QUERY)
+            plot = page.locator(".js-plotly-plot").nth(2)  # the covariance-error figure
+            step = page.get_by_role("button", name="Step", exact=True)
+            latencies = [plot.evaluate(STEP_JS, step.element_handle()) for _ in range(10 if quick else 40)]
+            result["step_to_plot_ms"] = _summary(latencies)
+            t_before = _shown_t(page)
+            page.get_by_role("button", name="Play", exact=True).click()
+            counted = plot.evaluate(COUNT_JS, 4 if quick else 10)
+            page.get_by_role("button", name="Pause", exact=True).click()
+            result["updates_per_second"] = counted["updates"] / counted["seconds"]
+            result["rows_per_second"] = (_shown_t(page) - t_before) / counted["seconds"]
+            page.close()
+            result.update(_memory(browser, server, sessions, wait=not quick))
+            browser.close()
+        result["load_average_after"] = os.getloadavg()[0]
+        return result
+    finally:
+        server.stop()
+
+
+def _memory(browser, server, sessions: int, wait: bool) -> dict:
+    """RSS with ``sessions`` open sessions, after they close, and after a second round."""
+    time.sleep(1)
+    base = server.rss_mb()
+    out = {"rss_mb_before_sessions": base}
+    contexts = _open_sessions(browser, server, sessions)
+    out["rss_mb_with_sessions"] = server.rss_mb()
+    out["live_sessions_open"] = server.live_sessions()
+    out["mb_per_session"] = (out["rss_mb_with_sessions"] - base) / sessions
+    for context in contexts:
+        context.close()
+    if not wait:
+        out[CORRECTNESS_KEY] = True
+        out["note"] = "quick: the ~70 s session cleanup was not waited for"
+        return out
+    out["live_sessions_after_close"] = _wait_for_cleanup(server)
+    out["rss_mb_after_close"] = server.rss_mb()
+    for context in _open_sessions(browser, server, sessions):
+        context.close()
+    out["rss_mb_second_round_open"] = server.rss_mb()
+    out["live_sessions_after_second_close"] = _wait_for_cleanup(server)
+    out["rss_mb_after_second_close"] = server.rss_mb()
+    out[CORRECTNESS_KEY] = out["live_sessions_after_close"] == 0 == out["live_sessions_after_second_close"]
+    return out
+
+
+def _open_sessions(browser, server, count: int) -> list:
+    contexts = [browser.new_context() for _ in range(count)]
+    pages = [context.new_page() for context in contexts]
+    for page in pages:
+        page.goto(server.url + QUERY + "&t=300", wait_until="commit")
+    for page in pages:
+        _open(page, None)
+        page.get_by_text("t = 300", exact=True).wait_for()
+    return contexts
+
+
+def _wait_for_cleanup(server, timeout: float = 150.0) -> int:
+    deadline = time.monotonic() + timeout
+    while server.live_sessions() > 0 and time.monotonic() < deadline:
+        time.sleep(2)
+    time.sleep(2)
+    return server.live_sessions()
+
+
+def _open(page, url: str | None) -> None:
+    page.set_default_timeout(120_000)
+    if url is not None:
+        page.goto(url)
+    page.locator(".js-plotly-plot .plot-container.plotly").nth(3).wait_for()
+
+
+def _shown_t(page) -> int:
+    import re
+
+    text = page.get_by_text(re.compile(r"^t = \d+$")).first.inner_text()
+    return int(text.split("=")[1])
+
+
+def _summary(values: list[float]) -> dict:
+    ordered = sorted(values)
+    return {"median": statistics.median(ordered), "p90": ordered[int(0.9 * (len(ordered) - 1))],
+            "min": ordered[0], "max": ordered[-1], "n": len(ordered)}
+
+
+class _Server:
+    """``explorer.dashboard.serve`` in a child process on a free localhost port."""
+
+    def __init__(self):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self.url = f"http://localhost:{self.port}/"
+        code = ("from explorer.dashboard import serve; "
+                f"serve(port={self.port}, show=False, liveness=True, session_history=-1)")
+        self.process = subprocess.Popen([sys.executable, "-c", code], cwd=_common.REPO_ROOT,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while not self._alive():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("the dashboard server did not start")
+            time.sleep(0.2)
+
+    def _alive(self) -> bool:
+        try:
+            return requests.get(self.url + "liveness", timeout=1).ok
+        except requests.ConnectionError:
+            return False
+
+    def rss_mb(self) -> float:
+        with open(f"/proc/{self.process.pid}/status") as status:
+            line = next(line for line in status if line.startswith("VmRSS:"))
+        return int(line.split()[1]) / 1024
+
+    def live_sessions(self) -> int:
+        return int(requests.get(self.url + "rest/session_info", timeout=10).json()["session_info"]["live"])
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def format_results(result: dict) -> str:
+    if "skipped" in result:
+        return f"dashboard_latency: skipped ({result['skipped']})"
+    lat = result["step_to_plot_ms"]
+    lines = [
+        f"dashboard (sketching page, d = 50, m = 10; load average {result['load_average']:.1f})",
+        f"  step-to-plot latency   median {lat['median']:.0f} ms, p90 {lat['p90']:.0f} ms "
+        f"(min {lat['min']:.0f}, max {lat['max']:.0f}, n = {lat['n']})",
+        f"  playing                {result['updates_per_second']:.1f} plot updates/s, "
+        f"{result['rows_per_second']:.1f} rows/s (target: >= 10 updates/s)",
+        f"  server RSS             {result['rss_mb_no_session']:.0f} MB at start, "
+        f"{result['rss_mb_before_sessions']:.0f} MB after the timing session",
+        f"  {result['sessions']} sessions at t = 300  {result['rss_mb_with_sessions']:.0f} MB "
+        f"({result['mb_per_session']:.1f} MB per session; {result['live_sessions_open']} live)",
+    ]
+    if "rss_mb_after_close" in result:
+        lines += [
+            f"  after they closed      {result['rss_mb_after_close']:.0f} MB, "
+            f"{result['live_sessions_after_close']} live sessions",
+            f"  second round           {result['rss_mb_second_round_open']:.0f} MB open, "
+            f"{result['rss_mb_after_second_close']:.0f} MB closed "
+            f"({result['live_sessions_after_second_close']} live)",
+        ]
+    else:
+        lines.append(f"  ({result['note']})")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--json", metavar="PATH")
+    args = parser.parse_args()
+    outcome = run(quick=args.quick)
+    print(format_results(outcome))
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(outcome, out, indent=2)
