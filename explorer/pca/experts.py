@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_row, check_int
-from ..hooks import CapEvent, DecomposeEvent, FixedShareEvent, Observable
+from ..hooks import Observable
 from ..state import check_kind, stateful
 from ._base import (RandomizedStepEvent, check_learning_rates, log_normalize, optional_float,
                     restore_rng, rng_state)
-from .simplex import _cap_log, _corners, _decompose, _draw, _fixed_share_log
+from .simplex import _cap_log, _decompose, _draw, _fixed_share_log, emit_capped_mixing
 
 __all__ = ["AdaptiveBestSubset"]
 
@@ -88,12 +88,8 @@ class AdaptiveBestSubset(Observable):
         self.t = t
         self.last_loss, self.last_expected_loss = loss, expected
         if self._hooks:
-            self._emit(DecomposeEvent(t=t, probs=probs, corners=_corners(supports, self.n, d),
-                                      chosen=chosen))
-            self._emit(FixedShareEvent(t=t, v=np.exp(log_v), w_hat=np.exp(log_w_hat),
-                                       alpha=self.alpha))
-            self._emit(CapEvent(t=t, before=np.exp(log_w_hat), after=np.exp(log_w_next),
-                                n_capped=n_capped))
+            emit_capped_mixing(self, t, probs, supports, d, chosen, log_v, log_w_hat, log_w_next,
+                               n_capped)
             self._emit(RandomizedStepEvent(t=t, loss=loss, alpha=self.alpha,
                                            expected_loss=expected))
         return loss

@@ -21,6 +21,7 @@ import numbers
 import numpy as np
 
 from .._validation import check_float, check_int
+from ..hooks import CapEvent, DecomposeEvent, FixedShareEvent
 
 __all__ = ["cap", "mixture_decomposition", "fixed_share"]
 
@@ -201,3 +202,19 @@ def _as_weights(w, name: str) -> np.ndarray:
     if (w < 0).any():
         raise ValueError(f"{name} must have non-negative entries, got min {w.min()!r}")
     return w
+
+
+def emit_capped_mixing(learner, t: int, probs: np.ndarray, supports: np.ndarray, d: int,
+                       chosen: int, log_v: np.ndarray, log_w_hat: np.ndarray,
+                       log_w_next: np.ndarray, n_capped: int) -> None:
+    """Emit one round's "decompose", "fixed_share" and "cap" events, in that order.
+
+    Shared by the experts and the PCA learners (Yuan & Lamperski, Algorithms 1 and 4),
+    whose rounds decompose, mix and cap the same way; call only when hooks listen.
+    """
+    learner._emit(DecomposeEvent(t=t, probs=probs, corners=_corners(supports, learner.n, d),
+                                 chosen=chosen))
+    learner._emit(FixedShareEvent(t=t, v=np.exp(log_v), w_hat=np.exp(log_w_hat),
+                                  alpha=learner.alpha))
+    learner._emit(CapEvent(t=t, before=np.exp(log_w_hat), after=np.exp(log_w_next),
+                           n_capped=n_capped))
