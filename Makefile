@@ -1,5 +1,6 @@
 # Sketch Explorer: the set-up commands from README.md.
 #
+#   make serve   serve the dashboard (the main job): http://127.0.0.1:5006/
 #   make lab     open the lesson notebooks in JupyterLab
 #   make test    run the whole test suite (doctests, unit/property tests, notebooks, browser)
 #
@@ -17,8 +18,10 @@ DATA_PACKAGES := recbole==1.2.1 dmba==0.2.4
 
 # Extra pytest arguments, e.g.  make test PYTEST_ARGS="-x -m 'not browser'"
 PYTEST_ARGS ?=
+# Extra `explorer serve` arguments, e.g.  make serve SERVE_ARGS="--port 5007 --no-show"
 # Extra `explorer lab` arguments, e.g.  make lab LAB_ARGS="--port 8900 --no-browser"
 LAB_ARGS ?=
+SERVE_ARGS ?=
 # Extra benchmarks/run_all.py arguments, e.g.  make bench BENCH_ARGS=--quick
 BENCH_ARGS ?=
 
@@ -36,7 +39,7 @@ lab: $(STAMP)
 	$(VENV)/bin/explorer lab $(LAB_ARGS)
 
 serve: $(STAMP)
-	$(VENV)/bin/explorer serve
+	$(VENV)/bin/explorer serve $(SERVE_ARGS)
 
 bench: $(STAMP)
 	$(VENV)/bin/explorer bench -- $(BENCH_ARGS)

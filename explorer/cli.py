@@ -2,6 +2,9 @@
 
 Subcommands:
 
+``explorer serve [--port N] [--no-show] [--address A]``
+    Serve the dashboard (:mod:`explorer.dashboard`) on 127.0.0.1 unless ``--address``
+    says otherwise, and open it in the browser unless ``--no-show``.
 ``explorer lab [--port N] [--no-browser]``
     Open the lesson notebooks (the repository's ``lessons/`` folder) in JupyterLab,
     listening on 127.0.0.1 unless ``--ip`` says otherwise.
@@ -9,8 +12,8 @@ Subcommands:
     Run ``benchmarks/run_all.py`` with the same Python, passing ``ARGS`` on
     (``explorer bench -- --quick`` for a smoke run).
 
-The lessons and benchmarks live in the source repository next to the package, so both
-subcommands need a checkout (``make lab`` sets one up); an installed wheel alone has
+The lessons and benchmarks live in the source repository next to the package, so those
+two subcommands need a checkout (``make lab`` sets one up); an installed wheel alone has
 neither folder and says so.
 
 Each subcommand is one ``_add_<name>`` function that registers its parser and the function
@@ -151,7 +154,30 @@ def _add_bench(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=_bench)
 
 
-_SUBCOMMANDS = (_add_lab, _add_bench)
+def _serve(args: argparse.Namespace) -> int:
+    from .dashboard import serve  # Panel loads only for this subcommand
+
+    print(f"Sketch Explorer dashboard on http://{args.address}:{args.port}/ (Ctrl-C to stop)")
+    serve(port=args.port, show=not args.no_show, address=args.address)
+    return 0
+
+
+def _add_serve(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve the dashboard (Panel) on localhost",
+        description="Serve the Sketch Explorer dashboard: one page per algorithm family, "
+        "on built-in data, each browser tab with its own state.",
+    )
+    parser.add_argument("--port", type=_port, default=5006, help="port to listen on (default: %(default)s)")
+    parser.add_argument(
+        "--address", default="127.0.0.1", help="address to bind (default: %(default)s, this machine only)"
+    )
+    parser.add_argument("--no-show", action="store_true", help="do not open a web browser")
+    parser.set_defaults(run=_serve)
+
+
+_SUBCOMMANDS = (_add_serve, _add_lab, _add_bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

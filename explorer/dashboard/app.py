@@ -1,0 +1,163 @@
+"""The dashboard frame: one session's settings, transport and pages, laid out in a template.
+
+:class:`Dashboard` is the per-session state (nothing here is module-level and mutable):
+the shared :class:`~.settings.Settings`, one :class:`~.transport.Transport`, and the
+pages of :data:`PAGES`, each built on first visit. It routes a settings change to the
+active page (structural: restart; hot: ``apply_hot``), keeps every value in the URL
+(``sync_url``), reads uploads, and shows notes and errors as alerts, never tracebacks.
+:func:`create_app` builds the servable template for one session.
+"""
+
+from __future__ import annotations
+
+import json
+
+import panel as pn
+import param
+
+from .layout import layout
+from .page import Page
+from .pages.sketching import SketchingPage
+from .settings import DEFAULT_DATASET, UPLOAD, URL_NAMES, Settings, apply_query
+from .transport import Transport
+from .upload import parse_upload
+
+__all__ = ["Dashboard", "create_app", "PAGES"]
+
+PAGES: tuple[type[Page], ...] = (SketchingPage,)
+"""The pages, in tab order; a new algorithm family appends its Page class here."""
+
+
+class Dashboard(param.Parameterized):
+    """One browser session: settings, transport, pages and the messages shown to the user."""
+
+    page = param.Selector(objects=[cls.key for cls in PAGES], default=PAGES[0].key,
+                          doc="The active page (its key goes in the URL as ?page=).")
+    messages = param.List(default=[], doc="URL and upload problems, shown as alerts.")
+    notes = param.List(default=[], doc="The active page's notes on the current settings.")
+
+    def __init__(self, pages: tuple[type[Page], ...] = PAGES, **params):
+        super().__init__(**params)
+        self.param.page.objects = [cls.key for cls in pages]  # this instance's copy only
+        self.page = pages[0].key
+        self.settings = Settings()
+        self.page_classes = tuple(pages)
+        self._classes = {cls.key: cls for cls in pages}
+        self.pages: dict[str, Page] = {}
+        self._stale: set[str] = set()
+        self._location = None
+        self._synced: list[tuple[param.Parameterized, dict[str, str]]] = []
+        self.transport = Transport(self._page(self.page))
+        self._show_notes()
+        self.settings.param.watch(self._settings_changed, [*URL_NAMES, "upload"])
+        self.param.watch(self._page_changed, "page")
+
+    @property
+    def active(self) -> Page:
+        return self._page(self.page)
+
+    def _page(self, key: str) -> Page:
+        if key not in self.pages:
+            self.pages[key] = page = self._classes[key](self.settings)
+            page.param.watch(lambda event: self._show_notes(), "notes")
+            if self._location is not None:
+                self._sync_page(page)
+        return self.pages[key]
+
+    def _show_notes(self) -> None:
+        self.notes = list(self.pages[self.page].notes) if self.page in self.pages else []
+
+    # -- routing changes --------------------------------------------------------------------
+    def _settings_changed(self, *events) -> None:
+        names = {event.name for event in events}
+        if self.settings.dataset == UPLOAD and self.settings.upload is None:
+            old = next((e.old for e in events if e.name == "dataset"), UPLOAD)
+            self.settings.dataset = DEFAULT_DATASET if old == UPLOAD else old  # re-enters here
+            self.messages = ["There is no uploaded file in this session (an upload is not part of "
+                             "a shared link): upload one below, then choose 'your upload'."]
+            return
+        self.messages = []  # the user acted: earlier complaints are answered
+        self._stale |= set(self.pages) - {self.page}
+        page = self.active
+        if names & (set(page.uses) - set(page.hot)) or "upload" in names:
+            self.transport.reset()
+        else:
+            for name in sorted(names & set(page.hot)):
+                page.apply_hot(name)
+            self.transport.refresh()
+
+    def _page_changed(self, event) -> None:
+        page = self._page(event.new)
+        if event.new in self._stale:
+            self._stale.discard(event.new)
+            page.reset()
+        self.transport.page = page
+        self._show_notes()
+
+    def upload(self, filename: str, content: bytes) -> bool:
+        """Parse an uploaded file; on success stream it, else explain why not. Never raises."""
+        try:
+            data = parse_upload(filename, content)
+        except ValueError as error:
+            self.messages = [f"Upload refused: {error}"]
+            return False
+        except Exception as error:  # a parser bug must not reach the user as a traceback
+            self.messages = [f"Upload refused: {filename} could not be read ({type(error).__name__})."]
+            return False
+        self.messages = []
+        with param.parameterized.batch_call_watchers(self.settings):
+            self.settings.upload = data
+            self.settings.dataset = UPLOAD
+        return True
+
+    def close(self) -> None:
+        """The session is gone: stop playing and let go of the pages' arrays."""
+        self.transport.stop()
+        self.pages.clear()
+
+    # -- the URL ----------------------------------------------------------------------------
+    def sync_url(self, location) -> None:
+        """Keep settings, page, page options, t and speed in ``location``'s query, both ways.
+
+        Settings come first (they may restart the stream), t last (it seeks).
+        """
+        self._location = location
+        self._sync(self.settings, URL_NAMES)
+        self._sync(self, ("page",))
+        for page in list(self.pages.values()):
+            self._sync_page(page)
+        self._sync(self.transport, {"shared_t": "t", "speed": "speed"})
+
+    def _sync_page(self, page: Page) -> None:
+        self._sync(page, [name for name in page.param if name not in Page.param and name != "name"])
+
+    def _sync(self, target: param.Parameterized, names) -> None:
+        names = names if isinstance(names, dict) else {name: name for name in names}
+
+        def refused(values):
+            problems = apply_query(target, values, names)  # may clear messages: read them after
+            self.messages = [*self.messages, *problems]
+        self._synced.append((target, names))
+        self._location.sync(target, names, on_error=refused)
+
+    def url_query(self) -> dict[str, str]:
+        """Every synced value as the URL shows it (the browser's first URL has none of the defaults)."""
+        query = {}
+        for target, names in self._synced:
+            for name, key in names.items():
+                value = target.param[name].serialize(getattr(target, name))
+                query[key] = value if isinstance(value, str) else json.dumps(value)
+        return query
+
+
+def create_app(pages: tuple[type[Page], ...] = PAGES) -> pn.template.BaseTemplate:
+    """Build one session's dashboard: a fresh :class:`Dashboard` in a template (a factory for ``pn.serve``)."""
+    pn.extension("plotly", notifications=False)
+    app = Dashboard(pages)
+    location = pn.state.location
+    if location is not None:
+        app.sync_url(location)
+        pn.state.onload(lambda: location.update_query(**app.url_query()))
+    if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+        pn.state.on_session_destroyed(lambda session_context: app.close())
+    return layout(app)

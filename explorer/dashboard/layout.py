@@ -1,0 +1,180 @@
+"""Widgets and template of the dashboard: everything here only displays a :class:`~.app.Dashboard`.
+
+The sidebar holds the shared settings (↻ restarts the stream, ⚡ applies mid-stream, as
+the active page declares), the upload and a note on sharing; the main area holds the
+transport bar (Reset, Back, Play, Pause, Step, speed, ``t = N of n rows``), the alerts
+(URL and upload problems, the page's notes) and one tab per page.
+"""
+
+from __future__ import annotations
+
+import panel as pn
+import param
+from panel.custom import JSComponent
+
+from .settings import ALPHA0_CHOICES, ETA_CHOICES, URL_NAMES, Settings
+from .transport import Transport
+from .upload import FORMATS, MAX_BYTES, MAX_COLUMNS, MAX_ROWS
+
+__all__ = ["layout", "FrameClock"]
+
+LABELS = {"m": "m: sketch size", "alpha0": "α₀: initial regularizer", "eta": "η: learning rate",
+          "dataset": "data set", "n": "n: stream length", "d": "d: dimension", "seed": "seed"}
+HELP = {"eta": "The learning rate of the learner pages (sketched Newton, AdaGrad). "
+               "Frequent Directions has none, so it is greyed out on the sketching page.",
+        "d": "The dimension of the synthetic streams; real data sets and uploads fix their own."}
+
+
+def layout(app) -> pn.template.BootstrapTemplate:
+    """The template for one session of ``app`` (a :class:`~.app.Dashboard`)."""
+    template = pn.template.BootstrapTemplate(title="Sketch Explorer", sidebar_width=330,
+                                             header_background="#1f3b57")
+    template.sidebar.extend(_sidebar(app))
+    template.main.append(pn.Column(
+        pn.pane.Markdown("Watch Frequent Directions sketch a stream row by row: "
+                         "press **Step** or **Play**, change **m**, go **Back**.",
+                         margin=(0, 10)),
+        _transport_bar(app.transport), _alerts(app), _tabs(app), sizing_mode="stretch_width"))
+    return template
+
+
+def _transport_bar(transport: Transport) -> pn.Row:
+    actions = {"Reset": transport.reset, "Back": transport.back, "Play": transport.play,
+               "Pause": transport.pause, "Step": transport.step}
+    kinds = {"Play": "success", "Pause": "warning", "Step": "primary"}
+    buttons = {}
+    for label, action in actions.items():
+        buttons[label] = pn.widgets.Button(label=label, color=kinds.get(label, "default"),
+                                           width=75, align="center")
+        buttons[label].on_click(lambda event, action=action: action())
+
+    def playing(value):
+        buttons["Play"].disabled, buttons["Pause"].disabled = value, not value
+    playing(transport.playing)
+    transport.param.watch(lambda event: playing(event.new), "playing")
+    speed = pn.widgets.Select.from_param(transport.param.speed, label="speed (rows / s)", width=130)
+    clock = FrameClock()
+    clock.param.watch(lambda event: setattr(transport, "frames_shown", event.new), "shown")
+    transport.param.watch(lambda event: setattr(clock, "sent", event.new), "frames_sent")
+    transport.paced = True
+    counter = pn.pane.Markdown(pn.bind(lambda t, n: f"**t = {t}** of {n} rows", transport.param.t,
+                                       transport.param.n_rows),
+                               styles={"font-size": "1.25em"}, align="center", margin=(0, 15))
+    status = pn.pane.Markdown(transport.param.status, align="center", styles={"color": "#8a4b08"})
+    return pn.Row(*buttons.values(), speed, counter, status, clock, sizing_mode="stretch_width")
+
+
+class FrameClock(JSComponent):
+    """Tells the server which frame the browser has painted (``sent`` in, ``shown`` out).
+
+    The browser applies a server message in order, so when ``sent`` changes the plots of
+    that tick have been updated; the next animation frame is after they were painted.
+    """
+
+    sent = param.Integer(default=0)
+    shown = param.Integer(default=0)
+
+    _esm = """
+    export function render({ model }) {
+      model.on("sent", () => {
+        const frame = model.sent
+        requestAnimationFrame(() => setTimeout(() => { model.shown = frame }, 0))
+      })
+      return document.createElement("span")
+    }
+    """
+
+
+def _alerts(app) -> pn.Column:
+    column = pn.Column(sizing_mode="stretch_width")
+
+    def render(*_):
+        errors = [pn.pane.Alert(text, alert_type="danger", margin=(2, 10)) for text in app.messages]
+        notes = [pn.pane.Alert(text, alert_type="info", margin=(2, 10)) for text in app.notes]
+        column.objects = errors + notes
+    render()
+    app.param.watch(render, ["messages", "notes"])
+    return column
+
+
+def _tabs(app) -> pn.Tabs:
+    keys = list(app.param.page.objects)
+    bodies = {key: pn.Column(sizing_mode="stretch_width") for key in keys}
+    titles = {cls.key: cls.title for cls in app.page_classes}
+
+    def show(key):
+        if not bodies[key].objects:
+            bodies[key].objects = [app.active.views]
+    show(app.page)
+    tabs = pn.Tabs(*[(titles[key], bodies[key]) for key in keys], active=keys.index(app.page),
+                   sizing_mode="stretch_width", dynamic=False)
+    tabs.param.watch(lambda event: setattr(app, "page", keys[event.new]), "active")
+    app.param.watch(lambda event: (show(event.new), setattr(tabs, "active", keys.index(event.new))),
+                    "page")
+    return tabs
+
+
+def _sidebar(app) -> list:
+    settings = app.settings
+    widgets = {
+        "m": pn.widgets.IntSlider(start=2, end=50),
+        "alpha0": _choice_slider(settings, "alpha0", ALPHA0_CHOICES),
+        "eta": _choice_slider(settings, "eta", ETA_CHOICES),
+        "dataset": pn.widgets.Select(options=list(settings.param.dataset.objects)),
+        "n": pn.widgets.IntSlider(start=50, end=5000, step=50),
+        "d": pn.widgets.IntSlider(start=2, end=MAX_COLUMNS),
+        "seed": pn.widgets.IntInput(start=0, end=2**31 - 1),
+    }
+    for name in ("m", "dataset", "n", "d", "seed"):
+        widgets[name].param.update(value=getattr(settings, name), sizing_mode="stretch_width")
+        _bind(widgets[name], settings, name, throttled=name in ("m", "n", "d"))
+
+    def label(*_):
+        page = app.active
+        for name in URL_NAMES:
+            mark = "" if name not in page.uses else (" ⚡" if name in page.hot else " ↻")
+            widgets[name].label = LABELS[name] + mark
+            widgets[name].disabled = name not in page.uses or (name == "d" and settings.fixed_d)
+            widgets[name].description = HELP.get(name)
+    label()
+    app.param.watch(label, "page")
+    settings.param.watch(label, "fixed_d")
+    new_data = pn.widgets.Button(label="New data (next seed)", sizing_mode="stretch_width")
+    new_data.on_click(lambda event: setattr(settings, "seed", (settings.seed + 1) % 2**31))
+    upload = pn.widgets.FileInput(accept=",".join(FORMATS), sizing_mode="stretch_width")
+    upload.param.watch(lambda event: app.upload(upload.filename, event.new), "value")
+    note = pn.pane.Markdown  # small grey explanation lines
+    grey = {"color": "#666", "font-size": "0.9em"}
+    return [
+        note("### Sketch"), widgets["m"], widgets["alpha0"], widgets["eta"],
+        note("### Stream"), widgets["dataset"], widgets["n"], widgets["d"], widgets["seed"], new_data,
+        note("↻ restarts the stream · ⚡ applies at once, mid-stream", styles=grey),
+        note("### Your data"), upload,
+        note(f"CSV (optional header; a column named y/label/target is the label), .npz/.npy "
+             f"(array X) or LIBSVM; at most {MAX_BYTES // 2**20} MB, {MAX_ROWS} rows, "
+             f"{MAX_COLUMNS} columns. Nothing in the file is executed or unpickled.", styles=grey),
+        note("### Share"),
+        note("Every setting, the page and t are in the address bar: copy the link to show "
+             "someone exactly this view.", styles=grey),
+    ]
+
+
+def _bind(widget, target: param.Parameterized, name: str, throttled: bool = False) -> None:
+    """Two-way link of ``widget.value`` and ``target.name`` (a throttled slider acts on release)."""
+    source = "value_throttled" if throttled else "value"
+    widget.param.watch(lambda event: setattr(target, name, event.new), source)
+    target.param.watch(lambda event: setattr(widget, "value", event.new), name)
+
+
+def _choice_slider(settings: Settings, name: str, choices) -> pn.widgets.DiscreteSlider:
+    """A slider over meaningful values (0, 0.001, ..., 1000); a value off the grid is added to it."""
+    def options(value):
+        return {f"{v:g}": float(v) for v in sorted({*choices, float(value)})}
+
+    value = float(getattr(settings, name))
+    widget = pn.widgets.DiscreteSlider(label=LABELS[name], options=options(value), value=value,
+                                       sizing_mode="stretch_width")
+    widget.param.watch(lambda event: setattr(settings, name, event.new), "value_throttled")
+    settings.param.watch(lambda event: widget.param.update(options=options(event.new),
+                                                            value=float(event.new)), name)
+    return widget

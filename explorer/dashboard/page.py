@@ -1,0 +1,217 @@
+"""What one dashboard page is: the small protocol every algorithm family implements.
+
+A page is a :class:`Page` subclass, a ``param.Parameterized`` whose logic runs without a
+browser (unit tests call ``reset()``, ``step()``, ``snapshot()``/``restore()`` and read
+``history``). The frame (:mod:`explorer.dashboard.app`) owns the shared :class:`Settings`
+and the :class:`~explorer.dashboard.transport.Transport`; it calls, on the active page:
+
+- ``reset()`` when a structural setting changes (data set, n, d, seed, m),
+- ``apply_hot(name)`` when a hot one does (alpha0, eta: they apply mid-stream),
+- ``step(k)`` on Step and on every Play tick, then ``refresh()`` inside ``pn.io.hold()``,
+- ``snapshot()`` every few steps, and for Back ``history.truncate(t)``,
+  ``restore(snapshot)`` and ``step(k, record=False)`` up to ``t``.
+
+A subclass sets ``key``, ``title``, ``uses`` (the :class:`Settings` it reads) and
+``hot`` (those applied without a reset), and implements ``_build(X)`` (new algorithms
+on the stream X), ``_advance(rows)``, ``_measure()`` (one history point, a dict of
+floats), ``_state()``/``_load(state)`` (plain arrays: ``state_dict`` of each algorithm),
+``_make_views()`` (panes, built once) and ``_update_views()`` (patch their data).
+
+A later family adds its page in a few lines (``pages/sketching.py`` is the full example)::
+
+    class NewtonPage(Page):
+        key, title = "newton", "Sketched online Newton"
+        uses = ("dataset", "n", "d", "seed", "m", "alpha0", "eta")   # the sidebar greys out the rest
+        hot = ("eta",)                                               # applied mid-stream
+        def _build(self, X): ...             # new learners for the stream X
+        def _advance(self, rows): ...        # learn each row
+        def _measure(self): ...              # {"regret": ..., "alpha": ...}: one history point
+        def _state(self): ...                # {"son": self.son.state_dict()}
+        def _load(self, state): ...          # rebuild from it (for Back)
+        def _make_views(self): ...           # LivePlot figures (explorer.dashboard.live)
+        def _update_views(self): ...         # patch them from self.history
+
+and appends ``NewtonPage`` to ``PAGES`` in ``app.py``. Parameters a page declares itself
+(``spectrum_of`` on the sketching page) are kept in the URL too.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+import param
+
+from .settings import Settings
+
+__all__ = ["Page", "History"]
+
+
+class History:
+    """Per-point columns of floats with a fixed capacity, for the live curves.
+
+    When full, every other point is dropped (the oldest is kept), so the curves still
+    span the whole run at half the resolution: memory stays O(capacity) however long
+    the stream. ``truncate(t)`` forgets the points after ``t`` (for Back).
+
+    >>> h = History(capacity=4)
+    >>> for t in range(6):
+    ...     h.append(t=t, loss=10.0 * t)
+    >>> h["t"].tolist(), h["loss"].tolist()
+    ([0.0, 2.0, 4.0, 5.0], [0.0, 20.0, 40.0, 50.0])
+    """
+
+    def __init__(self, capacity: int = 600):
+        if capacity < 2:
+            raise ValueError(f"capacity must be at least 2, got {capacity}")
+        self.capacity = capacity
+        self._columns: dict[str, np.ndarray] = {}
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._columns[name][:self._size]
+
+    @property
+    def names(self) -> list[str]:
+        """The column names (``t`` first)."""
+        return list(self._columns)
+
+    def last(self) -> dict[str, float]:
+        """The latest point as ``{column: value}``."""
+        return {name: float(column[self._size - 1]) for name, column in self._columns.items()}
+
+    def append(self, **values: float) -> None:
+        if not self._columns:
+            self._columns = {name: np.full(self.capacity, np.nan) for name in values}
+        if set(values) != set(self._columns):
+            raise ValueError(f"history columns are {sorted(self._columns)}, got {sorted(values)}")
+        if self._size == self.capacity:
+            keep = np.r_[0:self.capacity:2]
+            for column in self._columns.values():
+                column[:keep.size] = column[keep]
+                column[keep.size:] = np.nan
+            self._size = keep.size
+        for name, value in values.items():
+            self._columns[name][self._size] = value
+        self._size += 1
+
+    def truncate(self, t: float) -> None:
+        """Drop the points whose ``t`` column is greater than ``t``."""
+        if self._size:
+            self._size = int(np.searchsorted(self["t"], t, side="right"))
+
+    def clear(self) -> None:
+        self._columns = {}
+        self._size = 0
+
+
+class Page(param.Parameterized):
+    """Base class of a dashboard page: one algorithm family run on the shared stream."""
+
+    key: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    uses: ClassVar[tuple[str, ...]] = ()
+    hot: ClassVar[tuple[str, ...]] = ()
+
+    t = param.Integer(default=0, bounds=(0, None), doc="Rows of the stream consumed so far.")
+    n_rows = param.Integer(default=0, bounds=(0, None), doc="Rows in the current stream.")
+    notes = param.List(default=[], item_type=str, doc="Explanations shown above the plots.")
+
+    def __init__(self, settings: Settings, **params):
+        super().__init__(**params)
+        self.settings = settings
+        self.history = History(capacity=400)
+        self._X = np.zeros((0, 1))
+        self._views = None
+        self.reset()
+
+    # -- the stream ----------------------------------------------------------------------
+    @property
+    def finished(self) -> bool:
+        return self.t >= self.n_rows
+
+    def reset(self) -> None:
+        """Rebuild the algorithms from the settings and go back to t = 0."""
+        self._X, self._stream_notes = self.settings.stream()
+        self.n_rows = self._X.shape[0]
+        self.history.clear()
+        self._build(self._X)
+        self.t = 0
+        self.update_notes()
+        self.record()
+
+    def step(self, n: int = 1, record: bool = True) -> int:
+        """Feed the next ``n`` rows (fewer at the end); record one history point unless told not to."""
+        k = min(int(n), self.n_rows - self.t)
+        if k <= 0:
+            return 0
+        self._advance(self._X[self.t:self.t + k])
+        self.t += k
+        if record:
+            self.record()
+        return k
+
+    def apply_hot(self, name: str) -> None:
+        """A hot setting changed; the default is to restart. Pages override for their ``hot``."""
+        self.reset()
+
+    # -- Back ----------------------------------------------------------------------------
+    def snapshot(self) -> dict:
+        """The state at ``t`` (plain arrays from ``state_dict``), for :meth:`restore`."""
+        return {"t": self.t, "state": self._state()}
+
+    def restore(self, snapshot: dict) -> None:
+        """Go back to a snapshot taken on this stream (the history is left to the caller)."""
+        self.t = int(snapshot["t"])
+        self._load(snapshot["state"])
+
+    # -- views ---------------------------------------------------------------------------
+    @property
+    def views(self):
+        """The page's panes (built on first use, then only patched by :meth:`refresh`)."""
+        if self._views is None:
+            self._views = self._make_views()
+            self._update_views()
+        return self._views
+
+    def refresh(self) -> None:
+        """Push the latest history into the views (call inside ``pn.io.hold()``)."""
+        if self._views is not None:
+            self._update_views()
+
+    def update_notes(self) -> None:
+        """Notes on how the stream was loaded, then the page's own (after a hot change too)."""
+        self.notes = [*self._stream_notes, *self._notes()]
+
+    def record(self) -> None:
+        """Append one history point (``t`` and ``_measure()``) for the current state."""
+        self.history.append(t=float(self.t), **self._measure())
+
+    def _notes(self) -> list[str]:
+        """Page-specific explanations of the current settings (e.g. 'm >= d: nothing shrinks')."""
+        return []
+
+    # -- for subclasses ------------------------------------------------------------------
+    def _build(self, X: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _advance(self, rows: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _measure(self) -> dict[str, float]:
+        raise NotImplementedError
+
+    def _state(self) -> dict:
+        raise NotImplementedError
+
+    def _load(self, state: dict) -> None:
+        raise NotImplementedError
+
+    def _make_views(self):
+        raise NotImplementedError
+
+    def _update_views(self) -> None:
+        raise NotImplementedError

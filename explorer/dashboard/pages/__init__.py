@@ -1,0 +1,1 @@
+"""One module per algorithm family's dashboard page (see :class:`explorer.dashboard.page.Page`)."""

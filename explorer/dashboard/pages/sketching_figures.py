@@ -1,0 +1,93 @@
+"""The four figures of the sketching page, built once with fixed trace names.
+
+The page patches their arrays as the stream advances (:class:`~..live.LivePlot`). Colours
+follow :mod:`explorer.plots`: FD blue, RFD red, the exact (oracle) quantity grey; the
+fast (doubling-space) variants are dotted, the bounds dashed. The titles are written
+above each figure by the page (with a line of explanation), so the figures have none.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ...plots import COLORS, line_chart
+
+__all__ = ["spectrum_figure", "alpha_figure", "error_figure", "condition_figure",
+           "SPECTRUM_PANELS", "EXACT_GREY"]
+
+FD_COLOR, RFD_COLOR = COLORS[0], COLORS[1]
+LIGHT = {"FD": "#9ecae1", "RFD": "#f4a6a6"}
+EXACT_GREY = "#7f7f7f"
+SPECTRUM_PANELS = {"FD": FD_COLOR, "RFD": RFD_COLOR}
+_MARGIN = dict(l=60, r=20, t=70, b=45)
+HEIGHT = 330
+
+
+def spectrum_figure() -> go.Figure:
+    """FD | RFD side by side: bars before/after the last shrink, the shrink level, the exact spectrum."""
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.05,
+                        subplot_titles=("FD: eigenvalues of BᵀB + α₀I",
+                                        "RFD: eigenvalues of BᵀB + αI"))
+    for col, (name, color) in enumerate(SPECTRUM_PANELS.items(), start=1):
+        shared = dict(showlegend=col == 1)  # one legend entry for the lines both panels draw
+        fig.add_trace(go.Bar(name=f"{name} before", uid=f"{name} before", x=[], y=[],
+                             marker_color=LIGHT[name], opacity=0.8), row=1, col=col)
+        fig.add_trace(go.Bar(name=f"{name} after", uid=f"{name} after", x=[], y=[],
+                             marker_color=color, width=0.5), row=1, col=col)
+        fig.add_trace(go.Scatter(name="δ = σ_m² (shrink level)", uid=f"{name} delta",
+                                 x=[], y=[], mode="lines", legendgroup="delta",
+                                 line=dict(color="black", dash="dash", width=1.5), **shared),
+                      row=1, col=col)
+        fig.add_trace(go.Scatter(name="exact: λᵢ(AᵀA) + α₀", uid=f"{name} exact", x=[], y=[],
+                                 mode="lines+markers", legendgroup="exact",
+                                 line=dict(color=EXACT_GREY, width=1), marker=dict(size=5),
+                                 **shared), row=1, col=col)
+    fig.update_layout(template="plotly_white", barmode="overlay", height=HEIGHT, margin=_MARGIN,
+                      legend=dict(orientation="h", yanchor="bottom", y=1.1, x=0.0, font_size=11),
+                      hovermode="closest")
+    fig.update_annotations(font_size=13)  # the two subplot titles
+    fig.update_xaxes(title_text="direction i", dtick=1)
+    fig.update_yaxes(title_text="eigenvalue", row=1, col=1)
+    return fig
+
+
+def alpha_figure() -> go.Figure:
+    """RFD's alpha over time (exact and fast) against FD's fixed alpha0."""
+    fig = line_chart([0.0], {"RFD α (exact)": [np.nan], "RFD α (fast)": [np.nan],
+                             "FD: α₀ (fixed)": [np.nan]},
+                     colors={"RFD α (exact)": RFD_COLOR, "RFD α (fast)": RFD_COLOR,
+                             "FD: α₀ (fixed)": FD_COLOR},
+                     dashed=["FD: α₀ (fixed)"], x_title="t (rows seen)", y_title="α", height=HEIGHT)
+    return _dot_fast(fig)
+
+
+def error_figure() -> go.Figure:
+    """Measured covariance errors of FD and RFD (exact, fast) against their bounds."""
+    names = {"FD error (exact)": FD_COLOR, "RFD error (exact)": RFD_COLOR,
+             "FD error (fast)": FD_COLOR, "RFD error (fast)": RFD_COLOR,
+             "FD bound": FD_COLOR, "RFD bound (half)": RFD_COLOR}
+    fig = line_chart([0.0], {name: [np.nan] for name in names}, colors=names,
+                     dashed=["FD bound", "RFD bound (half)"],
+                     x_title="t (rows seen)", y_title="spectral error", height=HEIGHT)
+    return _dot_fast(fig)
+
+
+def condition_figure() -> go.Figure:
+    """Theorem 4: condition numbers of the two regularized sketches and of the exact matrix."""
+    names = {"κ(BᵀB + α₀I) FD (exact)": FD_COLOR, "κ(BᵀB + αI) RFD (exact)": RFD_COLOR,
+             "κ(BᵀB + α₀I) FD (fast)": FD_COLOR, "κ(BᵀB + αI) RFD (fast)": RFD_COLOR,
+             "κ(AᵀA + α₀I) exact": EXACT_GREY}
+    fig = line_chart([0.0], {name: [np.nan] for name in names}, colors=names,
+                     dashed=["κ(AᵀA + α₀I) exact"], x_title="t (rows seen)",
+                     y_title="κ (log scale)", log_y=True, height=HEIGHT)
+    fig.update_yaxes(dtick=1)  # one label per decade
+    return _dot_fast(fig)
+
+
+def _dot_fast(fig: go.Figure) -> go.Figure:
+    """The fast variant dotted; the legend in the room above the plot."""
+    fig.for_each_trace(lambda t: t.update(line_dash="dot") if "(fast)" in t.name else None)
+    fig.update_layout(margin=_MARGIN, legend=dict(y=1.02, font=dict(size=11)))
+    return fig

@@ -1,0 +1,43 @@
+"""Serving the dashboard: ``explorer serve [--port N] [--no-show]`` ends up in :func:`serve`.
+
+It wraps ``pn.serve`` with the per-session factory :func:`~.app.create_app`, bound to
+localhost unless the caller asks for another address. A closed tab's session (its
+periodic callback, sketches and figures) is destroyed once it has had no connection for
+``UNUSED_SESSION_MS``, looked for every ``CHECK_SESSIONS_MS``: freed within about a
+minute and a quarter, as users expect (holoviz/panel#1399, #8099). Not much shorter: a
+page whose websocket connects after its session was dropped (a slow, loaded machine)
+gets a session rebuilt without its page, whose styles then point at Panel's CDN.
+"""
+
+from __future__ import annotations
+
+import panel as pn
+
+from .app import create_app
+
+__all__ = ["serve", "CHECK_SESSIONS_MS", "UNUSED_SESSION_MS", "MAX_MESSAGE_BYTES"]
+
+CHECK_SESSIONS_MS = 10_000
+UNUSED_SESSION_MS = 60_000
+MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+"""Largest websocket message: an upload travels base64-encoded, so 5 MB files need ~7 MB."""
+LOOPBACK = ("127.0.0.1", "localhost")
+
+
+def serve(port: int = 5006, show: bool = True, address: str = "127.0.0.1", *,
+          threaded: bool = False, **kwargs):
+    """Serve the dashboard on ``address:port`` (localhost by default); blocks unless ``threaded``.
+
+    Extra keyword arguments go to ``pn.serve`` (``websocket_origin``, ``liveness``, ...).
+    With ``threaded=True`` the server runs in a thread and the thread object is returned
+    (call ``.stop()`` on it); otherwise this returns when the server stops (Ctrl-C).
+    """
+    if not isinstance(port, int) or not 1 <= port <= 65535:
+        raise ValueError(f"port must be an integer in 1..65535, got {port!r}")
+    hosts = LOOPBACK if address in LOOPBACK else (address,)
+    kwargs.setdefault("websocket_origin", [f"{host}:{port}" for host in hosts])
+    kwargs.setdefault("check_unused_sessions_milliseconds", CHECK_SESSIONS_MS)
+    kwargs.setdefault("unused_session_lifetime_milliseconds", UNUSED_SESSION_MS)
+    kwargs.setdefault("websocket_max_message_size", MAX_MESSAGE_BYTES)
+    kwargs.setdefault("title", "Sketch Explorer")
+    return pn.serve(create_app, port=port, address=address, show=show, threaded=threaded, **kwargs)

@@ -1,0 +1,210 @@
+"""The transport every page shares: Play, Pause, Step, Back, Reset and a speed.
+
+One :class:`Transport` per browser session drives the active :class:`~.page.Page`, as
+the TensorFlow Playground's ``Player`` does (UX.md): Play is a periodic callback created
+with ``start=False`` and owned by the session (one loop at most, stopped when the
+session closes); Step and Back pause first. Back returns to earlier states: every
+``snapshot_every`` rows the page's state (plain ``state_dict`` arrays) is kept, and
+going back to row ``t`` restores the last snapshot before ``t`` and replays the few rows
+after it. When the list of snapshots is full every other one is dropped, so Back still
+reaches the start of the stream, replaying a little more.
+
+Play is paced by the browser when ``paced`` is set: every tick counts a frame as sent
+(``frames_sent``) and the page reports back the frames it has painted
+(``frames_shown``, see :class:`~.layout.FrameClock`). While the browser is more than
+``MAX_FRAMES_AHEAD`` frames behind, a tick feeds no rows, and the next one feeds the rows
+due since the last frame. So a slow browser (or a busy server) gets fewer plot updates
+per second at the same rows per second, instead of a backlog that would make Pause
+answer seconds late; after ``STALL_SECONDS`` without news from the browser play goes on
+regardless.
+
+The logic runs without a browser: ``transport.step()``, ``back()``, ``tick()`` and
+``reset()`` are plain methods (``tests/test_dashboard_logic.py``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+
+import panel as pn
+import param
+
+from .page import Page
+
+__all__ = ["Transport", "SPEEDS", "MAX_TICKS_PER_SECOND", "MAX_FRAMES_AHEAD", "STALL_SECONDS"]
+
+SPEEDS = (1, 2, 5, 10, 15, 30, 60, 150, 300)
+"""Choices of the speed control, in rows per second."""
+MAX_TICKS_PER_SECOND = 15
+"""Plot updates per second at most; faster speeds feed several rows per update."""
+MAX_FRAMES_AHEAD = 1
+"""Frames the browser may still be drawing when the next one is sent."""
+STALL_SECONDS = 2.0
+"""Without a painted frame for this long, play goes on anyway (a browser that reports nothing)."""
+
+
+class Transport(param.Parameterized):
+    """Play / Pause / Step / Back / Reset for one page; ``shared_t`` and ``speed`` go in the URL."""
+
+    speed = param.Selector(default=15, objects=list(SPEEDS), doc="Rows per second while playing.")
+    playing = param.Boolean(default=False, doc="True while the periodic callback runs.")
+    t = param.Integer(default=0, bounds=(0, None), doc="Current row (updated on every tick).")
+    shared_t = param.Integer(default=0, bounds=(0, None), doc=(
+        "The row in the URL (?t=): follows t whenever the transport stops, not on every tick, "
+        "since each URL change is a browser history entry. Setting it seeks there."))
+    n_rows = param.Integer(default=0, bounds=(0, None), doc="Rows in the page's stream.")
+    status = param.String(default="", doc="One line about what just happened.")
+    paced = param.Boolean(default=False, doc="Wait for the browser to show a frame before the next.")
+    frames_sent = param.Integer(default=0, doc="Ticks that changed the plots.")
+    frames_shown = param.Integer(default=0, doc="Frames the browser reported as painted.")
+    snapshot_every = param.Integer(default=20, bounds=(1, None), doc="Rows between two snapshots.")
+    max_snapshots = param.Integer(default=64, bounds=(2, None), doc="Snapshots kept (then thinned).")
+
+    def __init__(self, page: Page, **params):
+        super().__init__(**params)
+        self._syncing = False
+        self._sent_at = time.monotonic()
+        self._snapshots: list[dict] = []
+        self._callback = pn.state.add_periodic_callback(self.tick, period=self.period, start=False)
+        self.page = page
+
+    # -- the page being driven --------------------------------------------------------------
+    @property
+    def page(self) -> Page:
+        return self._page
+
+    @page.setter
+    def page(self, page: Page) -> None:
+        self.pause()
+        self._page = page
+        self._snapshots = [page.snapshot()] if page.t == 0 else []
+        self._sync()
+
+    @property
+    def period(self) -> int:
+        """Milliseconds between two plot updates while playing."""
+        return round(1000 / min(self.speed, MAX_TICKS_PER_SECOND))
+
+    @property
+    def rows_per_tick(self) -> int:
+        return max(1, round(self.speed / min(self.speed, MAX_TICKS_PER_SECOND)))
+
+    @param.depends("speed", watch=True)
+    def _speed_changed(self) -> None:
+        self._callback.period = self.period
+
+    # -- the buttons ----------------------------------------------------------------------
+    def play(self) -> None:
+        if self.page.finished:
+            self.status = "End of the stream: press Reset (or Back) to watch it again."
+            return
+        self.status = ""
+        self.playing = True
+        self._sent_at = time.monotonic()
+        self._callback.start()
+
+    def pause(self) -> None:
+        if self.playing:
+            self._callback.stop()
+            self.playing = False
+            self._sync()
+
+    def step(self, n: int = 1) -> None:
+        """Pause, then feed the next ``n`` rows."""
+        self.pause()
+        self._advance(n)
+
+    def back(self, n: int = 1) -> None:
+        """Pause, then return to row ``t - n``."""
+        self.pause()
+        self.seek(self.page.t - n)
+
+    def reset(self) -> None:
+        """Pause, rebuild the page's algorithms from its settings, back to t = 0."""
+        self.pause()
+        self.page.reset()
+        self._snapshots = [self.page.snapshot()]
+        self.status = ""
+        self.refresh()
+
+    def tick(self) -> None:
+        """One periodic-callback round: feed rows and redraw (if the browser keeps up).
+
+        The rows fed are ``rows_per_tick``, or more when frames came further apart than
+        the period (a slow browser): the stream keeps ``speed`` rows per second.
+        """
+        now = time.monotonic()
+        since = now - self._sent_at
+        if self.paced and self.frames_sent - self.frames_shown > MAX_FRAMES_AHEAD and since < STALL_SECONDS:
+            return
+        self._sent_at = now
+        self.frames_sent += 1
+        self._advance(max(self.rows_per_tick, round(self.speed * min(since, 1.0))))
+        if self.page.finished:
+            self.pause()
+
+    def seek(self, t: int) -> None:
+        """Go to row ``t`` (clipped to the stream): back through snapshots, forward by stepping.
+
+        Going back, the history points up to ``t`` stay (the stream is deterministic), the
+        last snapshot before ``t`` is restored and the rows after it are replayed unrecorded.
+        """
+        page = self.page
+        target = min(max(int(t), 0), page.n_rows)
+        if target < page.t:
+            times = [s["t"] for s in self._snapshots]
+            i = bisect.bisect_right(times, target) - 1
+            if i < 0:  # no snapshot that early (a page taken over mid-stream)
+                page.reset()
+                self._snapshots = [page.snapshot()]
+            else:
+                page.restore(self._snapshots[i])
+                del self._snapshots[i + 1:]
+            page.history.truncate(target)
+            page.step(target - page.t, record=False)
+            if len(page.history) == 0 or page.history["t"][-1] != target:
+                page.record()
+        chunk = max(self.snapshot_every, -(-(target - page.t) // 200))
+        while page.t < target:
+            page.step(min(chunk, target - page.t))
+            self._maybe_snapshot()
+        self.refresh()
+
+    def stop(self) -> None:
+        """Stop the periodic callback for good (the session is closing)."""
+        self.pause()
+        self._callback.stop()
+
+    # -- internals --------------------------------------------------------------------------
+    def _advance(self, n: int) -> None:
+        if self.page.step(n) == 0:
+            self.status = "End of the stream: press Reset (or Back) to watch it again."
+        self._maybe_snapshot()
+        self.refresh()
+
+    def _maybe_snapshot(self) -> None:
+        last = self._snapshots[-1]["t"] if self._snapshots else -self.snapshot_every
+        if self.page.t - last >= self.snapshot_every:
+            self._snapshots.append(self.page.snapshot())
+            if len(self._snapshots) > self.max_snapshots:
+                self._snapshots = self._snapshots[::2]
+
+    def refresh(self) -> None:
+        """Redraw the page and update t, batched into one message (``pn.io.hold``)."""
+        with pn.io.hold():
+            self.page.refresh()
+            self._sync()
+
+    def _sync(self) -> None:
+        self._syncing = True
+        try:
+            shared = {} if self.playing else {"shared_t": self.page.t}
+            self.param.update(t=self.page.t, n_rows=self.page.n_rows, **shared)
+        finally:
+            self._syncing = False
+
+    @param.depends("shared_t", watch=True)
+    def _shared_t_set(self) -> None:
+        if not self._syncing and self.shared_t != self.page.t:
+            self.seek(self.shared_t)

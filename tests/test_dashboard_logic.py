@@ -1,0 +1,338 @@
+"""The dashboard's logic without a browser: pages, transport, settings, URL and uploads.
+
+The browser tests (test_dashboard_browser.py) check what is rendered; these check the
+numbers behind it against the sketch API and explorer.metrics directly.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+
+import numpy as np
+import pytest
+from panel.io.location import Location
+
+from explorer import FrequentDirections, RobustFrequentDirections
+from explorer.dashboard import Dashboard, History, create_app
+from explorer.dashboard.pages.sketching import SketchingPage, best_fd_bound, spectral_error
+from explorer.dashboard.settings import UPLOAD, Settings, apply_query
+from explorer.dashboard.transport import STALL_SECONDS, Transport
+from explorer.dashboard.upload import MAX_BYTES, MAX_COLUMNS, parse_upload
+from explorer.metrics import covariance_error, sketch_condition_numbers
+from explorer.metrics import best_fd_bound as metrics_best_fd_bound
+from explorer.streams import load_stream
+
+
+def small_app(**settings) -> Dashboard:
+    """A dashboard on a short stream (d = 12), fast enough to step through in a test."""
+    app = Dashboard()
+    app.settings.param.update(n=200, d=12, m=4, **settings)
+    return app
+
+
+# -- the sketching page against the sketch API ---------------------------------------------
+
+def test_page_numbers_match_the_sketch_api_and_metrics():
+    app = small_app(alpha0=0.5)
+    page, transport = app.active, app.transport
+    for _ in range(7):
+        transport.step()
+    transport.step(40)
+    X = load_stream("low rank + noise", n=200, d=12, seed=0)[:page.t]
+    assert page.t == 47 and transport.t == 47
+    for fast, variant in ((False, "exact"), (True, "fast")):
+        rfd = RobustFrequentDirections(12, 4, alpha0=0.5, fast=fast)
+        fd = FrequentDirections(12, 4, fast=fast)
+        rfd.extend(X)
+        fd.extend(X)
+        assert page.rfd[variant].alpha == pytest.approx(rfd.alpha)
+        np.testing.assert_allclose(page.fd[variant].gram(), fd.gram(), atol=1e-9)
+        point = page.history.last()
+        assert point[f"alpha_{variant}"] == pytest.approx(rfd.alpha)
+        assert point[f"error_fd_{variant}"] == pytest.approx(covariance_error(X, fd), rel=1e-9)
+        assert point[f"error_rfd_{variant}"] == pytest.approx(covariance_error(X, rfd), rel=1e-9)
+        kappa = sketch_condition_numbers(rfd)
+        assert point[f"kappa_fd_{variant}"] == pytest.approx(kappa["fd"], rel=1e-9)
+        assert point[f"kappa_rfd_{variant}"] == pytest.approx(kappa["rfd"], rel=1e-9)
+    assert page.history["bound_fd"][-1] == pytest.approx(metrics_best_fd_bound(X, 4), rel=1e-9)
+    assert page.history["bound_rfd"][-1] == pytest.approx(metrics_best_fd_bound(X, 4) / 2, rel=1e-9)
+
+
+def test_the_papers_guarantees_hold_along_the_whole_stream():
+    app = small_app(alpha0=0.1)
+    app.transport.seek(200)
+    h = app.active.history
+    for variant in ("exact", "fast"):
+        assert np.all(h[f"error_fd_{variant}"] <= h["bound_fd"] * (1 + 1e-9) + 1e-9)
+        assert np.all(h[f"error_rfd_{variant}"] <= h["bound_rfd"] * (1 + 1e-9) + 1e-9)
+        assert np.all(h[f"kappa_rfd_{variant}"] <= h[f"kappa_fd_{variant}"] * (1 + 1e-9))  # Theorem 4
+
+
+def test_helpers_agree_with_metrics_on_a_small_example():
+    A = np.diag([3.0, 2.0, 1.0])
+    sk = RobustFrequentDirections(d=3, m=2)
+    sk.extend(A)
+    assert spectral_error(A.T @ A, sk.rows, sk.alpha0 - sk.alpha) == covariance_error(A, sk)
+    assert best_fd_bound(np.array([9.0, 4.0, 1.0]), 3) == metrics_best_fd_bound(A, 3)
+
+
+def test_last_shrink_comes_from_a_recorder_and_shows_in_the_spectrum():
+    app = small_app()
+    page = app.active
+    views = page.views  # build the figures
+    assert page.last_shrink("exact") == {}
+    app.transport.step(10)
+    shrink = page.last_shrink("exact")
+    assert int(shrink["t"][0]) == 10 and shrink["delta"][0] >= 0
+    after = page.plots["spectrum"].trace("RFD after").y
+    sigma2 = np.sort(shrink["sigma"][0] ** 2)[::-1]
+    expected = np.maximum(sigma2 - shrink["delta"][0], 0.0) + page.rfd["exact"].alpha
+    np.testing.assert_allclose(after[:sigma2.size], expected)
+    assert views is page.views  # built once, then only patched
+
+
+# -- transport ---------------------------------------------------------------------------
+
+def test_back_returns_exactly_to_the_earlier_state():
+    app = small_app(alpha0=0.2)
+    transport, page = app.transport, app.active
+    transport.seek(57)
+    reference = {v: page.rfd[v].state_dict() for v in ("exact", "fast")}
+    reference_point = page.history["error_rfd_fast"][-1]
+    transport.seek(120)
+    transport.back(63)  # 120 -> 57 through a snapshot and a replay
+    assert page.t == transport.t == transport.shared_t == 57
+    for v in ("exact", "fast"):
+        state = page.rfd[v].state_dict()
+        np.testing.assert_array_equal(state["buffer"], reference[v]["buffer"])
+        assert state["delta_total"] == reference[v]["delta_total"]
+    assert page.history["t"][-1] == 57
+    assert page.history["error_rfd_fast"][-1] == pytest.approx(reference_point)
+    transport.back()
+    assert page.t == 56
+    transport.back(1000)
+    assert page.t == 0
+
+
+def test_snapshots_are_thinned_not_lost():
+    app = small_app()
+    transport = app.transport
+    transport.param.update(snapshot_every=1, max_snapshots=8)
+    for _ in range(30):
+        transport.step()
+    assert len(transport._snapshots) <= 8 and transport._snapshots[0]["t"] == 0
+    transport.back(29)
+    assert app.active.t == 1
+
+
+def test_tick_paces_itself_to_the_browser_and_stops_at_the_end():
+    app = small_app()
+    transport = app.transport
+    transport.speed = 60
+    assert transport.period == 67 and transport.rows_per_tick == 4
+    transport.tick()
+    assert app.active.t == 4
+    transport.paced = True
+    transport.tick()  # the browser has shown nothing yet: one frame may be in flight
+    assert app.active.t == 8
+    transport.tick()
+    assert app.active.t == 8  # two frames ahead: wait
+    transport.frames_shown = transport.frames_sent
+    transport.tick()
+    assert app.active.t == 12
+    transport._sent_at = time.monotonic() - STALL_SECONDS - 1  # the browser went quiet
+    transport.tick()  # goes on, with the rows due since the last frame (capped at 1 s)
+    assert app.active.t == 12 + 60
+    transport.paced = False
+    transport.playing = True  # as if Play had started the callback
+    transport.seek(199)
+    transport.tick()
+    assert app.active.t == 200 and not transport.playing
+    transport.play()
+    assert not transport.playing and "End of the stream" in transport.status
+
+
+def test_step_and_back_pause_play_first():
+    app = small_app()
+    transport = app.transport
+    transport.play()
+    assert transport.playing and transport._callback.running
+    transport.step()
+    assert not transport.playing and not transport._callback.running and app.active.t == 1
+    transport.play()
+    transport.back()
+    assert not transport.playing and app.active.t == 0
+    transport.play()
+    transport.stop()
+    assert not transport._callback.running
+
+
+# -- settings: hot and structural, explained not raised ------------------------------------
+
+def test_alpha0_is_hot_and_m_is_structural():
+    app = small_app(alpha0=1.0)
+    page = app.active
+    app.transport.seek(50)
+    delta_total = page.rfd["exact"].delta_total
+    app.settings.alpha0 = 10.0
+    assert page.t == 50  # applied mid-stream
+    assert page.rfd["exact"].alpha == pytest.approx(10.0 + delta_total / 2)
+    assert page.history["alpha_exact"][-1] == pytest.approx(10.0 + delta_total / 2)
+    app.transport.back(20)  # a snapshot taken with the old alpha0 follows today's
+    assert page.rfd["exact"].alpha0 == 10.0
+    app.settings.m = 6
+    assert page.t == 0 and page.rfd["exact"].m == 6 and app.transport.t == 0
+
+
+def test_impossible_combinations_are_explained():
+    app = small_app()
+    app.settings.m = 20  # m >= d = 12
+    assert any("m = 20 ≥ d = 12" in note for note in app.notes)
+    app.settings.alpha0 = 0.0  # hot: the notes are rebuilt, not appended to
+    assert any("α₀ = 0" in note for note in app.notes)
+    assert sum("m = 20 ≥ d = 12" in note for note in app.notes) == 1
+    app.settings.param.update(dataset="breast cancer", n=5000)
+    assert app.active.n_rows == 569 and app.settings.fixed_d
+    assert any("only 569 rows" in note for note in app.notes)
+    assert any("d = 30 columns of its own" in note for note in app.notes)
+    app.settings.dataset = UPLOAD  # nothing uploaded: refused with a message
+    assert app.settings.dataset == "breast cancer" and "no uploaded file" in app.messages[0]
+
+
+def test_apply_query_keeps_good_values_and_explains_bad_ones():
+    settings = Settings()
+    messages = apply_query(settings, {"m": 1, "seed": 5, "alpha0": -3.0, "dataset": "mnist"})
+    assert settings.seed == 5 and settings.m == 10 and settings.alpha0 == 1.0
+    assert [m.split(" was")[0] for m in messages] == ["URL: m = 1", "URL: alpha0 = -3.0",
+                                                       "URL: dataset = mnist"]
+
+
+# -- the URL -------------------------------------------------------------------------------
+
+def test_url_round_trip_through_a_location():
+    app = small_app()
+    location = Location()
+    app.sync_url(location)
+    query = app.url_query()
+    location.update_query(**query)  # what create_app does once the page has loaded
+    assert {"dataset", "n", "d", "seed", "m", "alpha0", "eta", "page", "t", "speed",
+            "spectrum_of", "log_spectrum"} <= set(query)
+    location.update_query(m=7, alpha0=0.01, seed=3, t=30, spectrum_of="fast")  # a link edited by hand
+    assert (app.settings.m, app.settings.alpha0, app.settings.seed) == (7, 0.01, 3)
+    assert app.active.t == 30 and app.active.spectrum_of == "fast"
+    app.settings.m = 5  # and back into the URL, t restarting at 0
+    assert location.query_params["m"] == 5 and location.query_params["t"] == 0
+    app.transport.step(3)
+    assert location.query_params["t"] == 3
+    other = Dashboard()
+    other.sync_url(Location(search=location.search))  # a shared link reproduces the view
+    assert other.settings.m == 5 and other.active.t == 3
+    np.testing.assert_array_equal(other.active.rfd["exact"].rows, app.active.rfd["exact"].rows)
+
+
+def test_a_bad_url_is_explained_not_raised():
+    app = Dashboard()
+    app.sync_url(Location(search="?m=1000&seed=4&page=nope&t=-4"))
+    assert app.settings.seed == 4 and app.settings.m == 10 and app.page == "sketching"
+    assert len(app.messages) == 3 and all(m.startswith("URL:") for m in app.messages)
+
+
+# -- sessions ------------------------------------------------------------------------------
+
+def test_sessions_share_nothing_and_close_frees_them():
+    first, second = small_app(), small_app()
+    first.settings.m = 6
+    first.transport.step(5)
+    assert second.settings.m == 4 and second.active.t == 0
+    assert first.settings is not second.settings and first.active is not second.active
+    first.close()
+    assert first.pages == {} and not first.transport._callback.running
+    assert create_app() is not create_app()
+
+
+# -- uploads -------------------------------------------------------------------------------
+
+def npz_bytes(**arrays) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("name, content, shape, labels", [
+    ("a.csv", b"x1,x2,label\n1,2,1\n3,4,-1\n5,6,1\n", (3, 2), [1.0, -1.0, 1.0]),
+    ("a.csv", b"1;2;3\n4;5;6\n", (2, 3), None),
+    ("a.txt", b"1 2\n3 4\n\n5 6\n", (3, 2), None),
+    ("a.tsv", b"a\tb\n1\t2\n3\t4\n", (2, 2), None),
+    ("a.npz", npz_bytes(X=np.arange(12.0).reshape(4, 3), y=np.ones(4)), (4, 3), [1.0] * 4),
+    ("a.npz", npz_bytes(data=np.eye(3)), (3, 3), None),
+    ("a.npy", None, (5, 2), None),
+    ("a.svm", b"1 1:0.5 3:2\n-1 2:1\n", (2, 3), [1.0, -1.0]),
+])
+def test_valid_uploads(name, content, shape, labels):
+    if content is None:
+        buffer = io.BytesIO()
+        np.save(buffer, np.ones((5, 2)))
+        content = buffer.getvalue()
+    data = parse_upload(name, content)
+    assert data.X.shape == shape and data.X.dtype == float
+    assert (data.y is None and labels is None) or data.y.tolist() == labels
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("a.csv", b"1,2\n3\n", "line 2 has 1 values, expected 2"),
+    ("a.csv", b"1,2\n3,x\n", "line 2, column 2 is not a number"),
+    ("a.csv", b"1,2\n3,\n", "line 2, column 2 is empty"),
+    ("a.csv", b"1,2\nnan,4\n", "row 2 holds NaN"),
+    ("a.csv", b"\xff\xfe\x00garbage", "not a UTF-8 text file"),
+    ("a.csv", b"", "the file is empty"),
+    ("a.csv", b"x,y\n", "only a header row"),
+    ("a.csv", b"1,2\n", "need a table of at least 2 rows"),
+    ("a.csv", b"0,0\n0,0\n", "every value is zero"),
+    ("a.csv", b"1," * (MAX_COLUMNS + 1) + b"1\n" + b"1," * (MAX_COLUMNS + 1) + b"1\n", "too large"),
+    ("a.csv", b"1" * (MAX_BYTES + 1), "at most 5 MB"),
+    ("a.npz", npz_bytes(X=np.array([{"a": 1}, None], dtype=object)), "object arrays are refused"),
+    ("a.npz", npz_bytes(a=np.eye(2), b=np.eye(2)), "name the data array 'X'"),
+    ("a.npz", b"PK\x03\x04 not really a zip", "not a NumPy .npz archive"),
+    ("a.npy", b"\x93NUMPY garbage", "not a NumPy .npy array"),
+    ("a.npz", npz_bytes(X=np.array(["a", "b"])), "must be numbers"),
+    ("a.svm", b"1 a:b\n", "not a valid LIBSVM file"),
+    ("a.exe", b"MZ", "unknown file type .exe"),
+])
+def test_malformed_uploads_raise_a_clear_value_error(name, content, message):
+    with pytest.raises(ValueError, match=message.replace(".", r"\.").replace("(", r"\(")):
+        parse_upload(name, content)
+
+
+def test_upload_through_the_app_streams_it_or_says_why_not():
+    app = small_app()
+    assert not app.upload("bad.csv", b"1,2\n3,oops\n")
+    assert app.messages == ["Upload refused: bad.csv: line 2, column 2 is not a number ('oops')"]
+    app.transport.step()  # still alive
+    rows = np.random.default_rng(1).standard_normal((30, 5))
+    content = "\n".join(",".join(f"{v:.6f}" for v in row) for row in rows).encode()
+    assert app.upload("mine.csv", content)
+    assert app.settings.dataset == UPLOAD and app.messages == []
+    assert app.active.n_rows == 30 and app.active.t == 0
+    app.transport.seek(30)
+    assert app.active.rfd["exact"].n_seen == 30
+
+
+def test_history_thins_and_truncates():
+    h = History(capacity=4)
+    for t in range(10):
+        h.append(t=float(t), v=2.0 * t)
+    assert len(h) == 4 and h["t"][0] == 0 and h["t"][-1] == 9 and h.names == ["t", "v"]
+    assert h.last() == {"t": 9.0, "v": 18.0}
+    h.truncate(5)
+    assert h["t"].tolist() == [t for t in h["t"].tolist() if t <= 5]
+    with pytest.raises(ValueError, match="history columns"):
+        h.append(t=1.0)
+
+
+def test_page_protocol_is_small():
+    """What a family implements: the hooks Page calls (SketchingPage is the example)."""
+    hooks = {"_build", "_advance", "_measure", "_state", "_load", "_make_views", "_update_views"}
+    assert hooks <= set(vars(SketchingPage))
+    assert SketchingPage.key == "sketching" and set(SketchingPage.hot) <= set(SketchingPage.uses)
+    assert Transport.param.speed.default in Transport.param.speed.objects
