@@ -204,3 +204,14 @@ def _stop_process_group(process: subprocess.Popen, grace: float = 30.0) -> None:
             return
         time.sleep(0.2)
     os.killpg(process.pid, signal.SIGKILL)
+
+
+def test_serve_defaults_to_localhost_and_parses_its_options():
+    from explorer.cli import build_parser
+
+    args = build_parser().parse_args(["serve"])
+    assert (args.port, args.address, args.no_show) == (5006, "127.0.0.1", False)
+    args = build_parser().parse_args(["serve", "--port", "5100", "--no-show"])
+    assert (args.port, args.no_show) == (5100, True)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["serve", "--port", "0"])
