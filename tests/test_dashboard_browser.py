@@ -21,6 +21,8 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
+from explorer.dashboard.app import PAGES
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 TIMEOUT_MS = 60_000  # a loaded 2-core machine can take a while to render four figures
@@ -220,3 +222,34 @@ def test_the_server_listens_on_localhost_only(server):
              for line in Path("/proc/net/tcp").read_text().splitlines()[1:]
              if line.split()[3] == "0A"}  # state LISTEN
     assert local.get(str(server["port"])) == "0100007F"  # 127.0.0.1, little-endian hex
+
+
+FAMILY_PAGES = [cls.key for cls in PAGES if cls.key != "sketching"]
+
+
+def all_figures(page) -> str:
+    """Every rendered Plotly figure's data (x, y, z of each trace), as one JSON string.
+
+    Playwright's locator reaches into Panel's shadow DOM (``document.querySelectorAll`` does not).
+    """
+    return page.locator(".js-plotly-plot").evaluate_all(
+        "els => JSON.stringify(els.map(el => el.data.map(d => [d.x, d.y, d.z])))")
+
+
+@pytest.mark.parametrize("key", FAMILY_PAGES)
+def test_each_family_page_loads_steps_and_redraws(server, page, key):
+    """Each algorithm family's tab, opened from a link: it renders, Step advances, plots change."""
+    errors = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(server["url"] + f"?page={key}&n=300&d=20")
+    page.locator(".js-plotly-plot .plot-container.plotly").first.wait_for()
+    counter(page, 0).wait_for()
+    before = all_figures(page)
+    for t in (1, 2):
+        button(page, "Step").click()
+        counter(page, t).wait_for()
+    wait_until(lambda: all_figures(page) != before, page)
+    page.wait_for_function("() => /[?&]t=2(&|$)/.test(location.search)")
+    assert query(page)["page"] == key
+    assert real_errors(errors) == []

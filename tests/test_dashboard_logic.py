@@ -336,3 +336,16 @@ def test_page_protocol_is_small():
     assert hooks <= set(vars(SketchingPage))
     assert SketchingPage.key == "sketching" and set(SketchingPage.hot) <= set(SketchingPage.uses)
     assert Transport.param.speed.default in Transport.param.speed.objects
+
+
+def test_page_options_do_not_clash_in_the_url():
+    """Every page's own options share the query string with the settings and the frame."""
+    from explorer.dashboard.app import PAGES
+    from explorer.dashboard.page import Page
+    from explorer.dashboard.settings import URL_NAMES
+
+    taken = {*URL_NAMES, "page", "t", "speed"}
+    for cls in PAGES:
+        own = {name for name in cls.param if name not in Page.param and name != "name"}
+        assert not own & taken, (cls.__name__, own & taken)
+        taken |= own

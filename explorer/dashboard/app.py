@@ -17,6 +17,10 @@ import param
 
 from .layout import layout
 from .page import Page
+from .pages.adagrad import AdaGradPage
+from .pages.fm import FactorizationPage
+from .pages.newton import NewtonPage
+from .pages.pca import AdaptivePCAPage
 from .pages.sketching import SketchingPage
 from .settings import DEFAULT_DATASET, UPLOAD, URL_NAMES, Settings, apply_query
 from .transport import Transport
@@ -24,7 +28,8 @@ from .upload import parse_upload
 
 __all__ = ["Dashboard", "create_app", "PAGES"]
 
-PAGES: tuple[type[Page], ...] = (SketchingPage,)
+PAGES: tuple[type[Page], ...] = (SketchingPage, NewtonPage, AdaGradPage, AdaptivePCAPage,
+                                 FactorizationPage)
 """The pages, in tab order; a new algorithm family appends its Page class here."""
 
 

@@ -31,9 +31,7 @@ def layout(app) -> pn.template.BootstrapTemplate:
                                              header_background="#1f3b57")
     template.sidebar.extend(_sidebar(app))
     template.main.append(pn.Column(
-        pn.pane.Markdown("Watch Frequent Directions sketch a stream row by row: "
-                         "press **Step** or **Play**, change **m**, go **Back**.",
-                         margin=(0, 10)),
+        pn.pane.Markdown(pn.bind(lambda key: app.active.intro, app.param.page), margin=(0, 10)),
         _transport_bar(app.transport), _alerts(app), _tabs(app), sizing_mode="stretch_width"))
     return template
 
@@ -134,7 +132,9 @@ def _sidebar(app) -> list:
         for name in URL_NAMES:
             mark = "" if name not in page.uses else (" ⚡" if name in page.hot else " ↻")
             widgets[name].label = LABELS[name] + mark
-            widgets[name].disabled = name not in page.uses or (name == "d" and settings.fixed_d)
+            # a data set that fixes d only matters to pages that read the data set
+            widgets[name].disabled = name not in page.uses or (
+                name == "d" and settings.fixed_d and "dataset" in page.uses)
             widgets[name].description = HELP.get(name)
     label()
     app.param.watch(label, "page")

@@ -113,6 +113,8 @@ class Page(param.Parameterized):
 
     key: ClassVar[str] = ""
     title: ClassVar[str] = ""
+    intro: ClassVar[str] = ""
+    """One line above the transport saying what to watch on this page (Markdown)."""
     uses: ClassVar[tuple[str, ...]] = ()
     hot: ClassVar[tuple[str, ...]] = ()
 

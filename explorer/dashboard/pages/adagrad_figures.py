@@ -55,7 +55,8 @@ def time_figure() -> go.Figure:
 
 def rank_figure() -> go.Figure:
     """Rank of the ADA-FFD and ADA-FD sketches row by row, with FFD's cycle limits."""
-    fig = line_chart([0.0], {"ADA-FFD rank r": [np.nan], "ADA-FD rank (rows kept)": [np.nan],
+    # ADA-FD first, so that ADA-FFD (equal to it until the first shrink) is drawn on top
+    fig = line_chart([0.0], {"ADA-FD rank (rows kept)": [np.nan], "ADA-FFD rank r": [np.nan],
                              "2τ: ADA-FFD shrinks here": [np.nan],
                              "τ − 1: rank after a shrink": [np.nan]},
                      colors={"ADA-FFD rank r": LEARNER_COLORS["ffd"],

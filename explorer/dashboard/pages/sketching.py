@@ -56,6 +56,8 @@ class SketchingPage(Page):
 
     key = "sketching"
     title = "Sketching: FD vs RFD"
+    intro = ("Watch Frequent Directions sketch a stream row by row: press **Step** or **Play**, "
+             "change **m**, go **Back**.")
     uses = ("dataset", "n", "d", "seed", "m", "alpha0")
     hot = ("alpha0",)
 

@@ -1,0 +1,392 @@
+r"""The AdaGrad page: adaptive subgradient methods on a sketch, all on the same stream.
+
+Six learners play a linear model on the shared stream (ALGORITHMS.md section 4; Wan &
+Zhang, *Efficient adaptive online learning via frequent directions*, TPAMI 2022; Duchi,
+Hazan & Singer, JMLR 2011), all through :class:`explorer.adagrad.AdaGrad` and its
+baselines:
+
+- ADA-FULL (:math:`H_t = \delta I + G_t^{1/2}`, one d x d eigendecomposition per round:
+  the exact proximal matrix, drawn in grey; skipped when d > :data:`FULL_MAX_D`),
+- ADA-DIAG (:math:`\delta I + \mathrm{diag}(G_t)^{1/2}`), ADA-FD (a Frequent Directions
+  sketch of the gradients with :math:`\tau` rows, Algorithms 1-2) and ADA-FFD (the doubling
+  trick, Algorithms 3-4: :math:`S = M^{1/2} V^T`, the rank cycles between
+  :math:`\tau - 1` and :math:`2\tau`),
+- OGD (step :math:`\eta/\sqrt t`) and Adam, the paper's baselines.
+
+The sketch size is the shared ``m``: :math:`\tau = m`. The update form (``method``: CMD,
+composite mirror descent, or PDS, dual averaging) and the ``loss`` are page options.
+Targets come from the stream and the seed: ``y = X beta_*`` with ``beta_*`` a random unit
+vector (:func:`explorer.streams.linear_regression_targets`, the paper's regression, where
+the absolute loss of ``beta_*`` is 0), or for the squared hinge loss the labels
+``sign(w_*^T x)`` with 5% flipped (:func:`explorer.streams.linear_classification_labels`).
+Regret is the cumulative loss minus that of ``beta_*`` (``w_*``).
+
+Every round the page stores each learner's loss, the ranks of the two sketches (so the
+cycle is drawn row by row whatever the speed) and a moving average of the wall time per
+round; every step it records the regrets in the history. ``eta`` (shared) and ``delta``
+are hot: ``H_t`` is built from ``G_t`` (or its sketch), which neither changes, so they
+apply mid-stream; ``m``, ``method`` and ``loss`` restart.
+
+>>> from explorer.dashboard.settings import Settings
+>>> page = AdaGradPage(Settings(dataset="decaying spectrum", n=100, d=20, m=4))
+>>> _ = page.step(30)
+>>> page.learners["ffd"].rank <= 2 * 4, round(page.history.last()["regret_full"], 3) > 0
+(True, True)
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import panel as pn
+import param
+
+from ...adagrad import OGD, AdaGrad, Adam, default_delta
+from ...hooks import Recorder
+from ...losses import get_loss
+from ...streams import linear_classification_labels, linear_regression_targets
+from ..live import LivePlot, finite
+from ..page import Page
+from . import adagrad_figures as figures
+from .adagrad_figures import BASELINES, LABELS, LEARNERS
+
+__all__ = ["AdaGradPage", "FULL_MAX_D", "RANK_WINDOW", "DELTA_CHOICES", "LOSSES"]
+
+FULL_MAX_D = 128
+"""ADA-FULL (O(d^3) per round) runs only up to this d; beyond it the page skips it."""
+RANK_WINDOW = 300
+"""The rank plot shows the last this many rows (the cycle stays readable on long streams)."""
+DELTA_CHOICES = (1e-8, 1e-4, 0.001, 0.01, 0.1, 1.0, 10.0, 100.0)
+LOSSES = ("absolute", "squared_hinge")
+SKETCHED = ("fd", "ffd")
+ADAPTIVE = ("full", "diag", "fd", "ffd")
+_TIME_DECAY = 0.97  # moving average of the time per round
+
+TITLES = {"regret": "Regret of the variants on one stream",
+          "rank": "Sketch rank over time: the ADA-FFD cycle",
+          "eigen": "Eigenvalues of M (ADA-FFD) against SᵀS (ADA-FD) and G (exact)",
+          "time": "Time per round"}
+EXPLAIN = {
+    "regret": "Cumulative loss minus that of the comparator β* (0 for the absolute loss: "
+              "y = β*ᵀx). ADA-FD and ADA-FFD keep τ = m directions of G and land close to "
+              "ADA-FULL (grey), which keeps all d. All learners share η. Log scale unless a regret is ≤ 0.",
+    "rank": "ADA-FFD adds one orthonormal column to V per new gradient direction; at r = 2τ "
+            "it shrinks (in the same round) by s = λ_τ and keeps τ − 1: a saw-tooth of period τ + 1. ADA-FD "
+            "shrinks on every row and keeps at most τ − 1. Last 300 rows.",
+    "eigen": "Dark bars: M's eigenvalues now (those of SᵀS = V M Vᵀ); light: just before the "
+             "last shrink, which subtracted s from all of them. Grey: the exact G = Σ g gᵀ "
+             "that ADA-FULL keeps; the sketches under-estimate it.",
+    "time": "Moving average of the wall time of one round: ADA-FULL does a d × d "
+            "eigendecomposition (O(d³)), ADA-FD an SVD of τ rows (O(τ²d)), ADA-FFD "
+            "O(τd) on average, DIAG, OGD and Adam O(d).",
+}
+
+
+class AdaGradPage(Page):
+    """ADA-FULL / DIAG / FD / FFD, OGD and Adam on the shared stream (usable without a browser)."""
+
+    key = "adagrad"
+    title = "AdaGrad on a sketch"
+    intro = ("AdaGrad on a sketch: full, diagonal, FD and FFD preconditioners on one stream; watch "
+             "ADA-FFD's rank cycle between τ−1 and 2τ (τ = **m**).")
+    uses = ("dataset", "n", "d", "seed", "m", "eta")
+    hot = ("eta",)
+    restart = ("method", "loss")
+    """Page options that restart the stream (the page resets itself; see ``_restart``)."""
+
+    method = param.Selector(default="cmd", objects=["cmd", "pds"], doc=(
+        "Update form: CMD (composite mirror descent, beta -= eta H⁻¹ g) or PDS (dual averaging, "
+        "beta = -eta H⁻¹ ḡ). Restarts the stream."))
+    delta = param.Number(default=0.0, bounds=(0.0, 1e3), doc=(
+        "delta of H = delta I + ...; 0 means the paper's (1 for CMD, 10 for PDS, 1e-8 for "
+        "ADA-DIAG), any positive value applies to all four AdaGrad variants. Applies mid-stream."))
+    loss = param.Selector(default="absolute", objects=list(LOSSES), doc=(
+        "absolute: |βᵀx − y| on y = β*ᵀx (the paper's regression); squared_hinge: labels "
+        "sign(w*ᵀx) with 5% flipped. Restarts the stream."))
+    baselines = param.Boolean(default=True, doc="Draw OGD and Adam too.")
+    log_regret = param.Boolean(default=True, doc="Log scale for the regret (the curves differ by decades).")
+
+    # -- algorithms -----------------------------------------------------------------------
+    def _config(self) -> dict:
+        """What the learners' state depends on besides the stream (checked by ``_load``)."""
+        return {"method": self.method, "loss": self.loss, "tau": int(self.settings.m),
+                "d": int(self._X.shape[1]), "n": int(self._X.shape[0])}
+
+    def _build(self, X: np.ndarray) -> None:
+        n, d = X.shape
+        seed = self.settings.seed
+        if self.loss == "absolute":
+            self._y, self.comparator = linear_regression_targets(X, seed=seed)
+        else:
+            self._y, self.comparator = linear_classification_labels(X, flip=0.05, seed=seed)
+        comparator_losses = get_loss(self.loss).value(X @ self.comparator, self._y)
+        self._comparator_cumulative = np.concatenate(([0.0], np.cumsum(comparator_losses)))
+        self.names = tuple(key for key in LEARNERS if key != "full" or d <= FULL_MAX_D)
+        self.learners = {key: self._new_learner(key, d) for key in self.names}
+        self.recorders = {key: Recorder(kinds=("shrink",), limit=1) for key in SKETCHED}
+        for key in SKETCHED:
+            self.learners[key].add_hook(self.recorders[key])
+        self._losses = {key: np.full(n, np.nan) for key in self.names}
+        self._ranks = {key: np.zeros(n, dtype=np.int64) for key in SKETCHED}
+        self._seconds = {key: np.nan for key in self.names}
+        self.diverged: dict[str, int] = {}
+
+    def _new_learner(self, key: str, d: int):
+        eta = self.settings.eta
+        if key == "ogd":
+            return OGD(d, eta=eta, loss=self.loss)
+        if key == "adam":
+            return Adam(d, eta=eta, loss=self.loss)
+        return AdaGrad(d, variant=key, method=self.method, eta=eta, delta=self._delta(key),
+                       tau=self.settings.m, loss=self.loss)
+
+    def _delta(self, key: str) -> float:
+        return default_delta(key, self.method) if not self.delta else float(self.delta)
+
+    def _advance(self, rows: np.ndarray) -> None:
+        start, clock = self.t, time.perf_counter
+        for i, x in enumerate(rows):
+            row, label = start + i, float(self._y[start + i])
+            for key in self.names:
+                if key in self.diverged:
+                    continue
+                learner = self.learners[key]
+                began = clock()
+                try:
+                    self._losses[key][row] = learner.learn(x, label)
+                except ValueError:  # beta overflowed (eta too large): stop this learner, say so
+                    self.diverged[key] = row + 1
+                    self.update_notes()
+                    continue
+                seconds = clock() - began
+                previous = self._seconds[key]
+                self._seconds[key] = seconds if np.isnan(previous) else \
+                    _TIME_DECAY * previous + (1 - _TIME_DECAY) * seconds
+            for key in SKETCHED:
+                self._ranks[key][row] = self.learners[key].rank
+
+    def apply_hot(self, name: str) -> None:
+        if name != "eta":
+            return super().apply_hot(name)
+        self._apply_eta()
+        self.update_notes()
+        self.record()
+
+    def _apply_eta(self) -> None:
+        for learner in self.learners.values():
+            learner.eta = float(self.settings.eta)
+
+    def _apply_delta(self) -> None:
+        for key in ADAPTIVE:
+            if key in self.learners:
+                learner, delta = self.learners[key], self._delta(key)
+                learner.delta = delta
+                learner.proximal.delta = delta  # what solve() uses; G and the sketch are unchanged
+
+    @param.depends("delta", watch=True)
+    def _delta_changed(self) -> None:
+        self._apply_delta()
+        self.update_notes()
+        self.record()
+        self.refresh()
+
+    @param.depends("method", "loss", watch=True)
+    def _restart(self) -> None:
+        """A restart option changed: back to t = 0 with new learners, and redraw.
+
+        The frame's transport does not watch page options, so its ``t`` counter shows the
+        old row until the next step; its snapshots are of the old learners, which ``_load``
+        detects (``_config``) and replays instead.
+        """
+        self.reset()
+        self.refresh()
+
+    def _notes(self) -> list[str]:
+        d, tau = self._X.shape[1], self.settings.m
+        if self.loss == "absolute":
+            notes = ["Targets y = β*ᵀx, β* a random unit vector drawn from the seed: the absolute "
+                     "loss of β* is 0, so regret = cumulative loss. The paper's stream is "
+                     "'decaying spectrum' (x ~ N(1, Σ), eigenvalues 100 j⁻²)."]
+        else:
+            notes = ["Labels sign(w*ᵀx) with 5% flipped, w* a random unit vector drawn from the "
+                     "seed; regret is measured against w*, whose squared hinge loss is not 0."]
+        if 2 * tau > d:
+            notes.append(f"2τ = {2 * tau} > d = {d}: ADA-FFD's rank stops at d and it never "
+                         f"shrinks, so it equals ADA-FULL (the paper's footnote 1). "
+                         f"Choose m < d/2 to see the cycle.")
+        if d > FULL_MAX_D:
+            notes.append(f"d = {d} > {FULL_MAX_D}: ADA-FULL (a d × d eigendecomposition per row) "
+                         f"is not run.")
+        if self.delta:
+            notes.append(f"δ = {self.delta:g} for all four AdaGrad variants (the paper uses "
+                         f"1e-8 for ADA-DIAG).")
+        for key, t in self.diverged.items():
+            notes.append(f"{LABELS[key]} diverged at t = {t} (its β overflowed): lower η; "
+                         f"it is stopped there.")
+        return notes
+
+    # -- measurements -----------------------------------------------------------------------
+    def _measure(self) -> dict[str, float]:
+        t = self.t
+        point = {}
+        for key in LEARNERS:
+            if key in self.names and key not in self.diverged:
+                regret = float(np.sum(self._losses[key][:t]) - self._comparator_cumulative[t])
+                point[f"regret_{key}"] = regret
+                point[f"ms_{key}"] = 1e3 * self._seconds[key]
+            else:
+                point[f"regret_{key}"] = point[f"ms_{key}"] = np.nan
+        for key in SKETCHED:
+            point[f"rank_{key}"] = float(self.learners[key].rank)
+        return point
+
+    def cumulative_loss(self, key: str) -> float:
+        """The sum of the losses ``key`` suffered on rows 1..t."""
+        return float(np.sum(self._losses[key][:self.t]))
+
+    def last_shrink(self, key: str = "ffd") -> dict[str, np.ndarray]:
+        """The Recorder's columns for the last shrink of an ADA-FD/FFD learner ({} if none)."""
+        return self.recorders[key].columns("shrink")
+
+    # -- Back -------------------------------------------------------------------------------
+    def _state(self) -> dict:
+        return {"config": self._config(),
+                "learners": {key: self.learners[key].state_dict() for key in self.names},
+                "shrink": {key: self.recorders[key].events("shrink") for key in SKETCHED},
+                "diverged": dict(self.diverged)}
+
+    def _load(self, state: dict) -> None:
+        t = self.t
+        if state["config"] != self._config():  # a snapshot from before a restart option changed
+            self._build(self._X)
+            self.t = 0
+            self._advance(self._X[:t])
+            self.t = t
+            self.update_notes()
+            return
+        kinds = {"ogd": OGD, "adam": Adam}
+        for key in self.names:
+            self.learners[key] = kinds.get(key, AdaGrad).from_state_dict(state["learners"][key])
+        for key in SKETCHED:
+            self.recorders[key].clear()
+            for event in state["shrink"][key]:
+                self.recorders[key](event)
+            self.learners[key].add_hook(self.recorders[key])
+        self.diverged = dict(state["diverged"])
+        self._apply_eta()  # hot: today's eta and delta, not the snapshot's
+        self._apply_delta()
+        self.update_notes()
+
+    # -- views --------------------------------------------------------------------------------
+    def _make_views(self):
+        self.plots = {"regret": LivePlot(figures.regret_figure()),
+                      "rank": LivePlot(figures.rank_figure()),
+                      "eigen": LivePlot(figures.eigen_figure()),
+                      "time": LivePlot(figures.time_figure())}
+        self.summary = pn.pane.Markdown("", margin=(0, 10))
+        options = pn.Row(
+            pn.widgets.RadioButtonGroup.from_param(self.param.method, label="method ↻",
+                                                   options={"CMD": "cmd", "PDS": "pds"},
+                                                   width=110, align="end"),
+            _delta_select(self),
+            pn.widgets.Select.from_param(self.param.loss, label="loss ↻", width=140),
+            pn.widgets.Checkbox.from_param(self.param.baselines, label="show OGD and Adam",
+                                           align="end"),
+            pn.widgets.Checkbox.from_param(self.param.log_regret, label="log regret", align="end"),
+            pn.pane.Markdown("τ = m (sidebar) · ↻ restarts · ⚡ applies mid-stream",
+                             styles={"color": "#666"}, align="end"),
+            sizing_mode="stretch_width")
+        self.param.watch(lambda *_: self._update_views(), ["baselines", "log_regret"])
+        cells = [pn.Column(pn.pane.Markdown(f"#### {TITLES[name]}", margin=(0, 10)),
+                           pn.pane.Markdown(EXPLAIN[name], styles={"color": "#555"}, margin=(0, 10),
+                                            height=60), plot.pane, sizing_mode="stretch_width")
+                 for name, plot in self.plots.items()]
+        return pn.Column(options, self.summary, pn.GridBox(*cells, ncols=2, sizing_mode="stretch_width"),
+                         sizing_mode="stretch_width")
+
+    def _update_views(self) -> None:
+        h = self.history
+        t = h["t"]
+        shown = {key: key not in BASELINES or self.baselines for key in LEARNERS}
+        later = np.concatenate([h[f"regret_{key}"][t > 0] for key in LEARNERS])
+        log = self.log_regret and not np.any(later[np.isfinite(later)] <= 0)  # else linear
+        axis = {"type": "log", "dtick": 1} if log else {"type": "linear", "dtick": None}
+        for plot, column in (("regret", "regret"), ("time", "ms")):
+            values = {key: finite(h[f"{column}_{key}"]) for key in LEARNERS}
+            if plot == "regret" and log:  # regret 0 at t = 0 has no logarithm
+                values = {key: np.where(y > 0, y, np.nan) for key, y in values.items()}
+            self.plots[plot].update({LABELS[key]: {"x": t, "y": values[key], "visible": shown[key]}
+                                     for key in LEARNERS},
+                                    layout={"yaxis": axis} if plot == "regret" else None)
+        self._update_rank()
+        self._update_eigen()
+        self.summary.object = self._summary()
+
+    def _update_rank(self) -> None:
+        tau, end = self.settings.m, self.t
+        begin = max(0, end - RANK_WINDOW)
+        x = np.arange(begin + 1, end + 1)
+        ends = np.array([begin + 1, max(end, begin + 2)], dtype=float)
+        self.plots["rank"].update({
+            "ADA-FFD rank r": {"x": x, "y": self._ranks["ffd"][begin:end]},
+            "ADA-FD rank (rows kept)": {"x": x, "y": self._ranks["fd"][begin:end]},
+            "2τ: ADA-FFD shrinks here": {"x": ends, "y": np.full(2, float(2 * tau))},
+            "τ − 1: rank after a shrink": {"x": ends, "y": np.full(2, float(tau - 1))}})
+
+    def _update_eigen(self) -> None:
+        ffd, fd = self.learners["ffd"].proximal, self.learners["fd"].proximal
+        now, fd_values = ffd.eigenvalues(), fd.eigenvalues()
+        shrink = self.last_shrink("ffd")
+        if shrink:
+            before = shrink["sigma"][0][np.isfinite(shrink["sigma"][0])] ** 2
+            level = [float(shrink["delta"][0])] * 2
+        else:
+            before, level = np.zeros(0), []
+        size = min(self._X.shape[1], 2 * self.settings.m + 2)
+        x = np.arange(1, size + 1)
+        traces = {
+            "M before the last shrink": {"x": x[:before.size], "y": _positive(before[:size])},
+            "ADA-FFD: eigenvalues of M now": {"x": x[:now.size], "y": _positive(now[:size])},
+            "s = λ_τ (last shrink)": {"x": [0.5, size + 0.5][:len(level)], "y": level},
+            "ADA-FD: eigenvalues of SᵀS": {"x": x[:fd_values.size],
+                                           "y": _positive(fd_values[:size])}}
+        full = self.learners.get("full")
+        exact = full.proximal.eigenvalues()[:size] if full is not None else np.zeros(0)
+        traces["ADA-FULL: eigenvalues of G (exact)"] = {"x": x[:exact.size], "y": _positive(exact)}
+        self.plots["eigen"].update(traces)
+
+    def _summary(self) -> str:
+        """The latest step's record as one line of text."""
+        point, tau = self.history.last(), self.settings.m
+        shrink = self.last_shrink("ffd")
+        last = (f"last ADA-FFD shrink at t = {int(shrink['t'][0])}: s = λ_τ = "
+                f"{shrink['delta'][0]:.4g}, rank {int(shrink['rank_before'][0])} → "
+                f"{int(shrink['rank_after'][0])}" if shrink else "no ADA-FFD shrink yet")
+        regrets = ", ".join(f"{LABELS[key]} {point[f'regret_{key}']:.4g}" for key in ADAPTIVE
+                            if np.isfinite(point[f"regret_{key}"]))
+        timing = " vs ".join(f"{LABELS[key]} {point[f'ms_{key}']:.3g} ms" for key in ("ffd", "full")
+                             if np.isfinite(point[f"ms_{key}"]))
+        return (f"**Latest:** ADA-FFD rank r = {int(point['rank_ffd'])} (cycles {tau - 1} → "
+                f"{2 * tau}) · {last} · regret {regrets}" + (f" · per round {timing}" if timing else ""))
+
+
+def _positive(values: np.ndarray) -> np.ndarray:
+    """Eigenvalues for a log axis: zeros (and rounding below them) become gaps."""
+    values = np.asarray(values, dtype=float)
+    return np.where(values > 0, values, np.nan)
+
+
+def _delta_select(page: AdaGradPage) -> pn.widgets.Select:
+    """δ as a choice of meaningful values; 'paper' is 0. A value off the grid is added."""
+    def options(value):
+        values = sorted({*DELTA_CHOICES, float(value)} - {0.0})
+        return {"paper's (1 CMD, 10 PDS)": 0.0, **{f"{v:g}": v for v in values}}
+
+    widget = pn.widgets.Select(label="δ ⚡", options=options(page.delta), value=page.delta, width=215,
+                               description="δ of H = δI + …; the paper's: 1 (CMD), 10 (PDS), "
+                                           "1e-8 for ADA-DIAG. Applies mid-stream.")
+    widget.param.watch(lambda event: setattr(page, "delta", event.new), "value")
+    page.param.watch(lambda event: widget.param.update(options=options(event.new), value=event.new),
+                     "delta")
+    return widget

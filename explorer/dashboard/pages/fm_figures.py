@@ -1,0 +1,86 @@
+"""The four figures of the factorization-machine page, built once with fixed trace names.
+
+The page patches their arrays as the stream advances (:class:`~..live.LivePlot`).
+Colours: S-FTRL red (the sketched learner, as RFD on the sketching page), full-matrix
+FTRL grey (the oracle S-FTRL approximates), OGD green; the two halves of Generalized FD
+orange (``B+``, gradients with ``q > 0``) and purple (``B-``, ``q < 0``). Reference
+quantities are dashed; the titles are written above each figure by the page.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ...plots import COLORS, line_chart
+
+__all__ = ["metric_figure", "spectra_figure", "balance_figure", "time_figure",
+           "LEARNER_NAMES", "LEARNER_COLORS", "PART_COLORS", "EXACT_GREY"]
+
+EXACT_GREY = "#7f7f7f"
+LEARNER_NAMES = {"sftrl": "S-FTRL (sketch)", "ftrl": "FTRL (full Θ)", "ogd": "OGD (full Θ)"}
+LEARNER_COLORS = {"sftrl": COLORS[1], "ftrl": EXACT_GREY, "ogd": COLORS[2]}
+PART_COLORS = {"+": COLORS[3], "-": COLORS[4]}
+_MARGIN = dict(l=60, r=20, t=70, b=45)
+HEIGHT = 330
+BASELINE = "reference"
+
+
+def metric_figure() -> go.Figure:
+    """Progressive RMSE (or AUC) of the three learners and a reference (the y title is the page's)."""
+    names = {LEARNER_NAMES[key]: LEARNER_COLORS[key] for key in LEARNER_NAMES}
+    fig = line_chart([0.0], {**{name: [np.nan] for name in names}, BASELINE: [np.nan]},
+                     colors={**names, BASELINE: "black"}, dashed=[BASELINE],
+                     x_title="t (rounds)", y_title="progressive RMSE", height=HEIGHT)
+    fig.update_traces(selector=dict(name=BASELINE), line_width=1.2)
+    fig.update_layout(margin=_MARGIN, legend=dict(y=1.02, font=dict(size=11)), hovermode="x unified")
+    return fig
+
+
+def spectra_figure() -> go.Figure:
+    """B+ | B- side by side: sigma_i^2 of the sketch (bars), the exact spectrum and its FD band."""
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
+                        subplot_titles=("B₊ (q > 0: over-predicted)", "B₋ (q < 0: under-predicted)"))
+    for col, part in enumerate("+-", start=1):
+        shared = dict(showlegend=col == 1)
+        fig.add_trace(go.Bar(name=f"σᵢ²(B{'₊' if part == '+' else '₋'})", uid=f"{part} sketch",
+                             x=[], y=[], marker_color=PART_COLORS[part]), row=1, col=col)
+        fig.add_trace(go.Scatter(name="exact λᵢ(HᵀH)", uid=f"{part} exact", x=[], y=[],
+                                 mode="lines+markers", legendgroup="exact",
+                                 line=dict(color=EXACT_GREY, width=1), marker=dict(size=5),
+                                 **shared), row=1, col=col)
+        fig.add_trace(go.Scatter(name="λᵢ − Δ (FD's lower bound)", uid=f"{part} band", x=[], y=[],
+                                 mode="lines", legendgroup="band",
+                                 line=dict(color=EXACT_GREY, width=1, dash="dot"), **shared),
+                      row=1, col=col)
+    fig.update_layout(template="plotly_white", height=HEIGHT, margin=_MARGIN, bargap=0.3,
+                      legend=dict(orientation="h", yanchor="bottom", y=1.1, x=0.0, font_size=11),
+                      hovermode="closest")
+    fig.update_annotations(font_size=13)
+    fig.update_xaxes(title_text="direction i", dtick=1)
+    fig.update_yaxes(title_text="eigenvalue", row=1, col=1)
+    return fig
+
+
+def balance_figure() -> go.Figure:
+    """Share of rounds (solid) and of gradient mass (dotted) that went to B+ and to B-."""
+    names = {"rounds → B₊ (q > 0)": PART_COLORS["+"], "rounds → B₋ (q < 0)": PART_COLORS["-"],
+             "mass → B₊": PART_COLORS["+"], "mass → B₋": PART_COLORS["-"]}
+    fig = line_chart([0.0], {name: [np.nan] for name in names}, colors=names,
+                     x_title="t (rounds)", y_title="share of S-FTRL's gradients", height=HEIGHT)
+    fig.for_each_trace(lambda t: t.update(line_dash="dot") if t.name.startswith("mass") else None)
+    fig.update_yaxes(range=[0, 1], tickformat=".0%")
+    fig.add_hline(y=0.5, line=dict(color="#bbbbbb", width=1))
+    fig.update_layout(margin=_MARGIN, legend=dict(y=1.02, font=dict(size=11)), hovermode="x unified")
+    return fig
+
+
+def time_figure() -> go.Figure:
+    """Wall time per round of each learner, amortized over the rounds so far."""
+    names = {LEARNER_NAMES[key]: LEARNER_COLORS[key] for key in LEARNER_NAMES}
+    fig = line_chart([0.0], {name: [np.nan] for name in names}, colors=names,
+                     x_title="t (rounds)", y_title="µs per round (amortized)", height=HEIGHT)
+    fig.update_yaxes(rangemode="tozero")
+    fig.update_layout(margin=_MARGIN, legend=dict(y=1.02, font=dict(size=11)), hovermode="x unified")
+    return fig

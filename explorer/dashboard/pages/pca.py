@@ -1,0 +1,425 @@
+r"""The online adaptive PCA page: fixed share against static online PCA, FTL and hindsight.
+
+Yuan & Lamperski, *Online adaptive PCA and its extensions* (ICML 2019), Algorithm 4 and
+Fig. 1; ALGORITHMS.md section 5. Four methods read the same stream and, each round,
+project :math:`x_t` onto a rank-k subspace, paying :math:`\|x_t - P_t x_t\|^2`:
+
+- **adaptive PCA** (:class:`~explorer.pca.OnlineAdaptivePCA`, fixed share alpha > 0): a
+  density matrix :math:`W_t` over the directions to *discard*, updated by a matrix
+  exponentiated-gradient step, fixed share :math:`\hat w = \alpha/n + (1-\alpha)v` and
+  capping at :math:`1/(n-k)`;
+- **static online PCA** (the same class with alpha = 0; Warmuth & Kuzmin 2008);
+- **Follow the Leader** (:class:`~explorer.pca.FollowTheLeaderPCA`: top-k of the past);
+- **best fixed projection** in hindsight (:func:`~explorer.pca.best_fixed_projection`
+  on the whole stream, so it knows the future: the oracle, in grey).
+
+The randomized two are drawn with their *expected* loss :math:`(n-k)\operatorname{tr}(W_t x x^T)`
+(``last_expected_loss``; the regret bounds are about it, and it is the same for every
+seed of the sampling), adaptive PCA's sampled loss dotted beside it.
+
+The family needs a stream whose subspace changes, so the page makes its own: the
+paper's toy data (:func:`explorer.streams.changing_subspace`) with the shared n (rows),
+d (the paper's n: the dimension) and seed, in segments of ``segment_length`` rows, each
+Gaussian with a random rank-``rank`` covariance. The shared data set is not used.
+
+Per step the page records (O(d^3) per row: the two learners' and FTL's eigendecompositions,
+nothing more): the cumulative losses; the share of the current segment's best rank-k
+variance each method's subspace captures, :math:`\operatorname{tr}(B^T C_s B)/\sum_{i\le k}\lambda_i(C_s)`
+(``C_s`` the segment's :math:`\sum x x^T`, computed once per segment); the sorted
+eigenvalues of both :math:`W_t`; and, from :class:`~explorer.hooks.Recorder` hooks on
+``"fixed_share"`` and ``"cap"``, the mass fixed share moved, :math:`\tfrac12\|\hat w - v\|_1`,
+and the number of capped eigenvalues.
+
+Knobs: eta and alpha are hot (they apply mid-stream: the next update uses them); k,
+segment length and rank restart the stream. eta is the page's own (``eta_pca``), not
+the shared learning rate: the PCA eta scales a loss in [0, 1] inside a matrix
+exponential and the paper's toy setting is eta = 1, while the shared eta (0.1 by
+default, for gradient steps) would leave static and adaptive PCA indistinguishable
+(cumulative expected loss 314 vs 313 at d = 50, against 238 vs 53 at eta = 1).
+
+>>> from explorer.dashboard.settings import Settings
+>>> page = AdaptivePCAPage(Settings(n=400, d=20), segment_length=100)
+>>> _ = page.step(400)
+>>> point = page.history.last()
+>>> point["loss_adaptive"] < point["loss_static"] < point["loss_ftl"]
+True
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import numpy as np
+import panel as pn
+import param
+import scipy.linalg
+
+from ...hooks import Recorder
+from ...pca import (
+    FollowTheLeaderPCA,
+    OnlineAdaptivePCA,
+    best_fixed_projection,
+    pca_theory_settings,
+)
+from ...streams import changing_subspace
+from ..live import LivePlot, finite
+from ..page import Page
+from . import pca_figures as figures
+
+__all__ = ["ALPHA_CHOICES", "ETA_CHOICES", "AdaptivePCAPage", "captured_share"]
+
+ETA_CHOICES = (0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
+ALPHA_CHOICES = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1)
+LEARNERS = ("adaptive", "static")
+TITLES = {"loss": "Cumulative loss of the four methods",
+          "overlap": "The stream's current subspace vs each method's",
+          "weights": "Eigenvalue weights of W_t over time",
+          "fixed_share": "Fixed share and capping"}
+EXPLAIN = {
+    "loss": "Dotted verticals: the stream switches subspace. After a switch FTL keeps the old "
+            "subspace longest, static online PCA (α = 0) adapts slowly, adaptive PCA fastest; the "
+            "best fixed projection (hindsight, grey) is poor across segments (paper, Fig. 1).",
+    "overlap": "tr(BᵀC_sB) / (best rank-k variance of C_s): the share of the current segment's "
+               "variance that each method's k-dimensional subspace B keeps (100%: the segment's "
+               "own top-k subspace). Adaptive PCA's B: the k least-weighted eigenvectors of W_t.",
+    "weights": "Each column: the smallest eigenvalues of W_t (the others sit near the cap "
+               "1/(n − k)). W_t weighs the directions to discard: the k below the white line "
+               "are (most likely) kept. "
+               "Fixed share keeps every weight ≥ α/n; with α = 0 they fall to e⁻⁸⁰ and below.",
+    "fixed_share": "Top: the mass fixed share moves, ½‖ŵ − v‖₁ ≤ α, and the smallest weight of W_t "
+                   "(adaptive stays above α/n: nothing is forgotten for good). Bottom: entries the "
+                   "capping step held at 1/(n − k).",
+}
+
+
+class AdaptivePCAPage(Page):
+    """Online adaptive PCA vs static online PCA, FTL and the best fixed projection."""
+
+    key = "pca"
+    title = "Online adaptive PCA"
+    intro = ("Online PCA on a stream whose subspace switches: fixed share lets adaptive PCA "
+             "follow each switch; static PCA forgets too slowly.")
+    uses = ("n", "d", "seed")
+    hot = ()
+    page_hot: ClassVar[tuple[str, ...]] = ("eta_pca", "alpha")
+    """The page's own knobs that apply mid-stream."""
+    page_restart: ClassVar[tuple[str, ...]] = ("k", "segment_length", "rank")
+    """The page's own knobs that restart the stream (the page resets itself)."""
+
+    eta_pca = param.Number(default=1.0, bounds=(1e-3, 50.0),
+                           doc="Learning rate η of both online PCAs (paper's toy: 1). Hot.")
+    alpha = param.Number(default=1e-5, bounds=(0.0, 1.0),
+                         doc="Fixed-share rate α of adaptive PCA (static PCA: 0). Hot.")
+    k = param.Integer(default=2, bounds=(1, 20), doc="Rank of the projection (at most d - 1).")
+    segment_length = param.Integer(default=200, bounds=(10, 5000),
+                                   doc="Rows between two switches of the stream's subspace.")
+    rank = param.Integer(default=2, bounds=(1, 20), doc="Rank of each segment's covariance.")
+    heatmap_of = param.Selector(default="adaptive", objects=list(LEARNERS),
+                                doc="Whose W_t the heatmap shows.")
+
+    # -- the page's own stream ----------------------------------------------------------------
+    def reset(self) -> None:
+        """Rebuild the stream and the learners from the settings and knobs; back to t = 0."""
+        self.history.clear()
+        self._rebuild()
+        self.update_notes()
+        self.record()
+
+    def _rebuild(self) -> None:
+        """New stream and learners at t = 0, the history left alone (Page.reset, own stream)."""
+        self._X, self._segment = self._make_stream()
+        self._stream_notes = []
+        self.n_rows = self._X.shape[0]
+        self._build(self._X)
+        self.t = 0
+
+    def _make_stream(self) -> tuple[np.ndarray, np.ndarray]:
+        rows, d = self.settings.n, self.settings.d
+        X, segment = changing_subspace(n_segments=math.ceil(rows / self.segment_length),
+                                       segment_length=self.segment_length, n=d,
+                                       rank=min(self.rank, d), seed=self.settings.seed)
+        return X[:rows], segment[:rows]
+
+    def _stamp(self) -> tuple:
+        return (self.settings.n, self.settings.d, self.settings.seed, self.k,
+                self.segment_length, self.rank)
+
+    @property
+    def k_used(self) -> int:
+        """k, at most d - 1 (a rank-d projection loses nothing)."""
+        return min(self.k, self._X.shape[1] - 1)
+
+    # -- algorithms -----------------------------------------------------------------------------
+    def _build(self, X: np.ndarray) -> None:
+        d, k, seed = X.shape[1], self.k_used, self.settings.seed
+        self._built = self._stamp()
+        self.adaptive = OnlineAdaptivePCA(d, k, eta=self.eta_pca, alpha=self.alpha, seed=seed)
+        self.static = OnlineAdaptivePCA(d, k, eta=self.eta_pca, alpha=0.0, seed=seed)
+        self.ftl = FollowTheLeaderPCA(d, k)
+        self.recorders = {name: Recorder(kinds=("fixed_share", "cap"), limit=1) for name in LEARNERS}
+        self.adaptive.add_hook(self.recorders["adaptive"])
+        self.static.add_hook(self.recorders["static"])
+        self.best_basis, best_losses = best_fixed_projection(X, k)
+        self._best_cumulative = np.r_[0.0, np.cumsum(best_losses)]
+        self.boundaries = np.flatnonzero(np.diff(self._segment)) + 1
+        self._covariances, self._best_variance = [], []
+        for s in range(int(self._segment[-1]) + 1):
+            rows = X[self._segment == s]
+            C = rows.T @ rows
+            self._covariances.append(C)
+            self._best_variance.append(float(scipy.linalg.eigvalsh(C, check_finite=False)[-k:].sum()))
+        self.totals = dict.fromkeys(("ftl", "static", "adaptive", "sampled"), 0.0)
+
+    def _advance(self, rows: np.ndarray) -> None:
+        totals = self.totals
+        for x in rows:
+            totals["ftl"] += self.ftl.learn(x)
+            totals["sampled"] += self.adaptive.learn(x)
+            totals["adaptive"] += self.adaptive.last_expected_loss
+            self.static.learn(x)
+            totals["static"] += self.static.last_expected_loss
+
+    @param.depends("eta_pca", "alpha", watch=True)
+    def _hot_changed(self) -> None:
+        """eta and alpha apply from the next update on (the history gets a point at the change)."""
+        self._apply_hot_values()
+        self.update_notes()
+        self.record()
+        self.refresh()
+
+    def _apply_hot_values(self) -> None:
+        self.adaptive.eta = self.static.eta = float(self.eta_pca)
+        self.adaptive.alpha = float(self.alpha)
+
+    @param.depends("k", "segment_length", "rank", watch=True)
+    def _structure_changed(self) -> None:
+        self.reset()
+        self.refresh()
+
+    def segment_now(self) -> int:
+        """The segment of the last row seen (segment 0 before the first)."""
+        return int(self._segment[max(self.t - 1, 0)])
+
+    def _notes(self) -> list[str]:
+        s, d, k = self.settings, self._X.shape[1], self.k_used
+        segments = int(self._segment[-1]) + 1
+        notes = [(f"This page streams its own toy data (Yuan & Lamperski, Fig. 1): n = {s.n} rows "
+                  f"in dimension d = {d} (the paper's n), {segments} segment(s) of "
+                  f"{self.segment_length} rows, each in its own random rank-{min(self.rank, d)} "
+                  f"subspace, seed {s.seed}. The data-set choice does not apply here.")]
+        if k < self.k:
+            notes.append(f"k = {self.k} needs k < d = {d}: using k = {k}.")
+        if self.rank > d:
+            notes.append(f"rank = {self.rank} > d = {d}: each segment has rank {d}.")
+        if segments == 1:
+            notes.append(f"segment length {self.segment_length} ≥ n = {s.n}: one segment, the "
+                         f"subspace never switches, so there is nothing to adapt to.")
+        if k < min(self.rank, d):
+            notes.append(f"k = {k} < rank = {self.rank}: no rank-k projection holds a whole "
+                         f"segment, every method keeps losing something.")
+        if self.alpha == 0:
+            notes.append("α = 0: adaptive PCA is static online PCA (the two curves coincide).")
+        return notes
+
+    # -- measurements ---------------------------------------------------------------------------
+    def _measure(self) -> dict[str, float]:
+        t, s = self.t, self.segment_now()
+        C, best = self._covariances[s], self._best_variance[s]
+        totals = self.totals
+        point = {"segment": float(s), "loss_ftl": totals["ftl"],
+                 "loss_best": float(self._best_cumulative[t]), "loss_static": totals["static"],
+                 "loss_adaptive": totals["adaptive"], "loss_sampled": totals["sampled"],
+                 "overlap_adaptive": captured_share(self.adaptive.subspace(), C, best),
+                 "overlap_static": captured_share(self.static.subspace(), C, best),
+                 "overlap_ftl": captured_share(self.ftl.basis, C, best),
+                 "overlap_best": captured_share(self.best_basis, C, best)}
+        shared = self.recorders["adaptive"].columns("fixed_share")
+        point["fs_mass"] = (float(0.5 * np.abs(shared["w_hat"][0] - shared["v"][0]).sum())
+                            if shared else np.nan)
+        for name, learner in (("adaptive", self.adaptive), ("static", self.static)):
+            capped = self.recorders[name].columns("cap")
+            point[f"capped_{name}"] = float(capped["n_capped"][0]) if capped else np.nan
+            log10_w = np.sort(learner.log_eigenvalues) / np.log(10.0)
+            point.update({f"w_{name}_{i}": float(v) for i, v in enumerate(log10_w)})
+        return point
+
+    def eigenvalue_log10(self, learner: str) -> np.ndarray:
+        """The recorded log10 eigenvalues of ``learner``'s W_t, ascending: (d, points)."""
+        return np.vstack([self.history[f"w_{learner}_{i}"] for i in range(self._X.shape[1])])
+
+    # -- Back -----------------------------------------------------------------------------------
+    def snapshot(self) -> dict:
+        return {**super().snapshot(), "stamp": self._built}
+
+    def restore(self, snapshot: dict) -> None:
+        """Back to a snapshot; one from before a restart knob changed is replayed from row 0."""
+        if snapshot.get("stamp") != self._built:
+            self._rebuild()
+            self._apply_hot_values()
+            self.step(int(snapshot["t"]), record=False)
+            return
+        super().restore(snapshot)
+
+    def _state(self) -> dict:
+        return {"adaptive": self.adaptive.state_dict(), "static": self.static.state_dict(),
+                "ftl": self.ftl.state_dict(), "totals": dict(self.totals),
+                "events": {name: {kind: self.recorders[name].events(kind)
+                                  for kind in ("fixed_share", "cap")} for name in LEARNERS}}
+
+    def _load(self, state: dict) -> None:
+        self.adaptive = OnlineAdaptivePCA.from_state_dict(state["adaptive"])
+        self.static = OnlineAdaptivePCA.from_state_dict(state["static"])
+        self.ftl = FollowTheLeaderPCA.from_state_dict(state["ftl"])
+        self._apply_hot_values()  # hot: today's eta and alpha, not the snapshot's
+        self.totals = dict(state["totals"])
+        for name, learner in (("adaptive", self.adaptive), ("static", self.static)):
+            recorder = self.recorders[name]
+            recorder.clear()
+            for kind in ("fixed_share", "cap"):
+                for event in state["events"][name][kind]:
+                    recorder(event)
+            learner.add_hook(recorder)
+
+    # -- views ----------------------------------------------------------------------------------
+    def _make_views(self):
+        self.plots = {"loss": LivePlot(figures.loss_figure()),
+                      "overlap": LivePlot(figures.overlap_figure()),
+                      "weights": LivePlot(figures.weights_figure()),
+                      "fixed_share": LivePlot(figures.fixed_share_figure(),
+                                              height=figures.HEIGHT + 60)}
+        self.summary = pn.pane.Markdown("", margin=(0, 10))
+        knobs = pn.Row(
+            _choice_slider(self, "eta_pca", ETA_CHOICES, "η: learning rate ⚡"),
+            _choice_slider(self, "alpha", ALPHA_CHOICES, "α: fixed share ⚡"),
+            _int_slider(self, "k", "k: rank of P_t ↻", end=10),
+            _int_slider(self, "segment_length", "segment length ↻", step=10, end=1000),
+            _int_slider(self, "rank", "segment rank ↻", end=10),
+            sizing_mode="stretch_width")
+        paper = pn.widgets.Button(label="Paper's toy setting (η = 1, α = 10⁻⁵)")
+        paper.on_click(lambda event: self.param.update(eta_pca=1.0, alpha=1e-5))
+        theory = pn.widgets.Button(label="Theory setting (Theorem 1)", description="α = 1/(T(n−k)+1), η = ln(1 + √(2D/L)) with L the "
+                                               "best fixed projection's loss on the whole stream")
+        theory.on_click(lambda event: self.param.update(**self.theory_setting()))
+        legend = pn.pane.Markdown("⚡ applies mid-stream · ↻ restarts the stream",
+                                  styles={"color": "#666", "font-size": "0.9em"}, margin=(8, 10))
+        heatmap_of = pn.widgets.RadioButtonGroup.from_param(self.param.heatmap_of, align="center")
+        self.param.watch(lambda *_: self._update_views(), ["heatmap_of"])
+        cells = [pn.Column(pn.pane.Markdown(f"#### {TITLES[name]}", margin=(0, 10)),
+                           pn.pane.Markdown(EXPLAIN[name], styles={"color": "#555"}, margin=(0, 10),
+                                            height=60), plot.pane, sizing_mode="stretch_width")
+                 for name, plot in self.plots.items()]
+        cells[2][0] = pn.Row(cells[2][0], heatmap_of)
+        return pn.Column(knobs, pn.Row(paper, theory, legend), self.summary,
+                         pn.GridBox(*cells, ncols=2, sizing_mode="stretch_width"),
+                         sizing_mode="stretch_width")
+
+    def heatmap_rows(self) -> int:
+        """Rows of the heatmap: the smallest 3k + 10 eigenvalues (all when d is small). The
+        larger ones all sit near the cap 1/(n - k) and would only squeeze the interesting ones."""
+        return min(self._X.shape[1], 3 * self.k_used + 10)
+
+    def theory_setting(self) -> dict[str, float]:
+        """Theorem 1's eta and alpha for this stream (L: the best fixed projection's total loss)."""
+        d, k = self._X.shape[1], self.k_used
+        eta, alpha = pca_theory_settings(self.n_rows, d, k, max(float(self._best_cumulative[-1]), 1e-3))
+        return {"eta_pca": float(min(max(eta, 1e-3), 50.0)), "alpha": float(alpha)}
+
+    def _update_views(self) -> None:
+        h, d, k = self.history, self._X.shape[1], self.k_used
+        t = h["t"]
+        # only the switches already streamed (a shape would stretch the x axis to the end)
+        shapes = {"shapes": figures.segment_shapes(self.boundaries[self.boundaries <= self.t])}
+        self.plots["loss"].update({
+            "Follow the Leader": {"x": t, "y": h["loss_ftl"]},
+            "best fixed projection": {"x": t, "y": h["loss_best"]},
+            "static online PCA": {"x": t, "y": h["loss_static"]},
+            "adaptive PCA": {"x": t, "y": h["loss_adaptive"]},
+            figures.SAMPLED: {"x": t, "y": h["loss_sampled"]}}, layout=shapes)
+        self.plots["overlap"].update({
+            "Follow the Leader": {"x": t, "y": h["overlap_ftl"]},
+            "best fixed projection": {"x": t, "y": h["overlap_best"]},
+            "static online PCA": {"x": t, "y": h["overlap_static"]},
+            "adaptive PCA": {"x": t, "y": h["overlap_adaptive"]}}, layout=shapes)
+        shown = self.heatmap_rows()
+        z = np.maximum(self.eigenvalue_log10(self.heatmap_of)[:shown], figures.LOG10_FLOOR)
+        what = "all" if shown == d else f"{shown} smallest of"
+        self.plots["weights"].update({
+            "eigenvalues": {"x": t, "y": np.arange(1, shown + 1), "z": z, "zmax": -math.log10(d - k)},
+            "split": {"x": [t[0], max(t[-1], 1.0)], "y": [k + 0.5, k + 0.5]}},
+            layout={"yaxis": {"range": [0.5, shown + 0.5],
+                              "title": {"text": f"eigenvalue i ({what} {d})"}}})
+        floor = self.alpha / d
+        self.plots["fixed_share"].update({
+            "fixed-share mass ½‖ŵ − v‖₁": {"x": t, "y": _positive(h["fs_mass"])},
+            "min eigenvalue (adaptive)": {"x": t, "y": _from_log10(h["w_adaptive_0"])},
+            "min eigenvalue (static)": {"x": t, "y": _from_log10(h["w_static_0"])},
+            "floor α/n": {"x": t, "y": np.full(t.size, floor if floor > 0 else np.nan)},
+            "capped (adaptive)": {"x": t, "y": h["capped_adaptive"]},
+            "capped (static)": {"x": t, "y": h["capped_static"]},
+            "n − k (all that can be)": {"x": t, "y": np.full(t.size, float(d - k))}}, layout=shapes)
+        self.summary.object = self._summary()
+
+    def _summary(self) -> str:
+        """The latest step's record as one line of text."""
+        p = self.history.last()
+        segments = int(self._segment[-1]) + 1
+        moved = (f"fixed share moved {p['fs_mass']:.2g} of the weight"
+                 if np.isfinite(p["fs_mass"]) else "no update yet")
+        capped = (f"{int(p['capped_adaptive'])} of {self._X.shape[1]} eigenvalues capped"
+                  if np.isfinite(p["capped_adaptive"]) else "none capped yet")
+        return (f"**Latest:** segment {int(p['segment']) + 1} of {segments} · cumulative loss: "
+                f"FTL {p['loss_ftl']:.1f}, best fixed {p['loss_best']:.1f}, static "
+                f"{p['loss_static']:.1f}, adaptive {p['loss_adaptive']:.1f} (sampled "
+                f"{p['loss_sampled']:.1f}) · adaptive keeps {p['overlap_adaptive']:.0%} of the "
+                f"segment's best · {moved} · {capped}")
+
+
+def captured_share(basis: np.ndarray, C: np.ndarray, best: float) -> float:
+    """``tr(B^T C B) / best``: the share of the best rank-k variance ``best`` of ``C`` that the
+    orthonormal columns ``B`` keep (1: B spans a top-k eigenspace of C; NaN when C is 0).
+
+    >>> C = np.diag([4.0, 1.0, 0.0])
+    >>> captured_share(np.eye(3)[:, :1], C, 4.0), captured_share(np.eye(3)[:, 1:2], C, 4.0)
+    (1.0, 0.25)
+    """
+    if best <= 0.0:
+        return float("nan")
+    return float(np.einsum("ij,ij->", basis, C @ basis) / best)
+
+
+def _positive(values: np.ndarray) -> np.ndarray:
+    """Values for a log axis: zeros and non-finite values become gaps."""
+    values = finite(values)
+    return np.where(values > 0, values, np.nan)
+
+
+def _from_log10(values: np.ndarray) -> np.ndarray:
+    """10**values for a log axis, clipped at 1e-300 instead of underflowing to 0."""
+    return 10.0 ** np.maximum(finite(values), -300.0)
+
+
+def _choice_slider(page: Page, name: str, choices, label: str) -> pn.widgets.DiscreteSlider:
+    """A slider over ``choices`` (plus the current value), bound both ways to ``page.name``;
+    it sets the parameter when released (``value_throttled``)."""
+    def options(value):
+        return sorted({*map(float, choices), float(value)})
+    value = float(getattr(page, name))
+    widget = pn.widgets.DiscreteSlider(label=label, options=options(value), value=value,
+                                       sizing_mode="stretch_width")
+    widget.param.watch(lambda event: setattr(page, name, event.new), "value_throttled")
+    page.param.watch(lambda event: widget.param.update(options=options(event.new),
+                                                       value=float(event.new)), name)
+    return widget
+
+
+def _int_slider(page: Page, name: str, label: str, *, end: int, step: int = 1) -> pn.widgets.IntSlider:
+    """An integer slider bound both ways to ``page.name``, applied when released."""
+    start = page.param[name].bounds[0]
+    value = getattr(page, name)
+    widget = pn.widgets.IntSlider(label=label, start=start, end=max(end, value), step=step, value=value,
+                                  sizing_mode="stretch_width")
+    widget.param.watch(lambda event: setattr(page, name, event.new), "value_throttled")
+    page.param.watch(lambda event: widget.param.update(end=max(widget.end, event.new), value=event.new),
+                     name)
+    return widget

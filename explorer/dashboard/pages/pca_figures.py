@@ -1,0 +1,110 @@
+"""The four figures of the online adaptive PCA page, built once with fixed trace names.
+
+The page patches their arrays as the stream advances (:class:`~..live.LivePlot`).
+Colours follow the paper's Fig. 1 roles: adaptive PCA red (the method of the paper),
+static online PCA blue, Follow the Leader orange, the best fixed projection grey
+(the hindsight oracle, dashed). The titles are written above each figure by the page
+(with a line of explanation), so the figures have none.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ...plots import COLORS, line_chart
+
+__all__ = [
+    "LOG10_FLOOR",
+    "METHODS",
+    "METHOD_COLORS",
+    "fixed_share_figure",
+    "loss_figure",
+    "overlap_figure",
+    "segment_shapes",
+    "weights_figure",
+]
+
+METHODS = ("Follow the Leader", "best fixed projection", "static online PCA", "adaptive PCA")
+METHOD_COLORS = dict(zip(METHODS, (COLORS[3], "#7f7f7f", COLORS[0], COLORS[1])))
+SAMPLED = "adaptive PCA (sampled P_t)"
+LOG10_FLOOR = -12.0
+"""Eigenvalues below 10^-12 are drawn as 10^-12 in the heatmap (static PCA goes to e^-80)."""
+_MARGIN = dict(l=60, r=20, t=70, b=45)
+HEIGHT = 330
+
+
+def loss_figure() -> go.Figure:
+    """Cumulative loss of the four methods (expected loss for the randomized two)."""
+    colors = {**METHOD_COLORS, SAMPLED: METHOD_COLORS["adaptive PCA"]}
+    fig = line_chart([0.0], {name: [np.nan] for name in (*METHODS, SAMPLED)}, colors=colors,
+                     dashed=["best fixed projection"], x_title="t (rows seen)",
+                     y_title="cumulative loss Σ‖x − P x‖²", height=HEIGHT)
+    fig.for_each_trace(lambda t: t.update(line_dash="dot", line_width=1.5) if t.name == SAMPLED else None)
+    return _finish(fig)
+
+
+def overlap_figure() -> go.Figure:
+    """How much of the current segment's best rank-k variance each method's subspace captures."""
+    fig = line_chart([0.0], {name: [np.nan] for name in METHODS}, colors=METHOD_COLORS,
+                     dashed=["best fixed projection"], x_title="t (rows seen)",
+                     y_title="share of the segment's best", height=HEIGHT)
+    fig.update_yaxes(range=[-0.02, 1.05], tickformat=".0%")
+    return _finish(fig)
+
+
+def weights_figure() -> go.Figure:
+    """Heatmap of the sorted eigenvalues of W_t over time (log10), with the kept/discarded split."""
+    fig = go.Figure()
+    fig.add_trace(go.Heatmap(name="eigenvalues", uid="eigenvalues", x=[0.0], y=[1], z=[[np.nan]],
+                             colorscale="Viridis", zmin=LOG10_FLOOR, zmax=0.0,
+                             colorbar=dict(title=dict(text="log₁₀ w", side="right"), thickness=12),
+                             hovertemplate="t = %{x}<br>i = %{y}<br>log₁₀ w = %{z:.2f}<extra></extra>"))
+    fig.add_trace(go.Scatter(name="k | n − k: kept below, discarded above", uid="split",
+                             x=[], y=[], mode="lines", line=dict(color="white", dash="dash", width=2)))
+    fig.update_layout(template="plotly_white", height=HEIGHT, margin=_MARGIN, hovermode="closest",
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0.0, font_size=11),
+                      showlegend=True)
+    fig.update_xaxes(title_text="t (rows seen)")
+    fig.update_yaxes(title_text="eigenvalue index i (smallest first)")
+    return fig
+
+
+def fixed_share_figure() -> go.Figure:
+    """Top: fixed-share mass and the smallest eigenvalues (log); bottom: capped entries."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        row_heights=[0.58, 0.42])
+    red, blue = METHOD_COLORS["adaptive PCA"], METHOD_COLORS["static online PCA"]
+    top = (("fixed-share mass ½‖ŵ − v‖₁", dict(color="#9467bd", width=2)),
+           ("min eigenvalue (adaptive)", dict(color=red, width=2)),
+           ("min eigenvalue (static)", dict(color=blue, width=2)),
+           ("floor α/n", dict(color="black", dash="dash", width=1.5)))
+    for name, line in top:
+        fig.add_trace(go.Scatter(name=name, uid=name, x=[], y=[], mode="lines", line=line), row=1, col=1)
+    bottom = (("capped (adaptive)", dict(color=red, width=2)),
+              ("capped (static)", dict(color=blue, width=2, dash="dot")),
+              ("n − k (all that can be)", dict(color="black", dash="dash", width=1.5)))
+    for name, line in bottom:
+        fig.add_trace(go.Scatter(name=name, uid=name, x=[], y=[], mode="lines", line=line,
+                                 line_shape="hv"), row=2, col=1)
+    fig.update_layout(template="plotly_white", height=HEIGHT + 60, margin=dict(_MARGIN, t=90),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0.0, font_size=11),
+                      hovermode="x unified")
+    fig.update_yaxes(title_text="weight (log)", type="log", exponentformat="power", row=1, col=1)
+    fig.update_yaxes(title_text="capped entries", rangemode="tozero", row=2, col=1)
+    fig.update_xaxes(title_text="t (rows seen)", row=2, col=1)
+    return fig
+
+
+def segment_shapes(boundaries) -> list[dict]:
+    """Dotted vertical lines at the rows where the stream switches subspace (full height)."""
+    return [dict(type="line", xref="x", yref="paper", x0=float(b), x1=float(b), y0=0, y1=1,
+                 line=dict(color="#888", width=1, dash="dot"), layer="below")
+            for b in boundaries]
+
+
+def _finish(fig: go.Figure) -> go.Figure:
+    """The legend in the room above the plot."""
+    fig.update_layout(margin=_MARGIN, legend=dict(y=1.02, font=dict(size=11)), hovermode="x unified")
+    return fig

@@ -1,0 +1,276 @@
+"""The factorization-machine page without a browser: its numbers against explorer.fm itself.
+
+Every number the page records is checked against the learners run directly on the same
+stream (progressive validation), plus reset, hot versus restarting options, Back, the
+views and refused values.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import scipy.linalg
+from sklearn.metrics import roc_auc_score
+
+from explorer.dashboard.app import Dashboard
+from explorer.dashboard.pages.fm import (BINARY, MOVIELENS, SYNTHETIC, FactorizationPage,
+                                         gradient_scale, progressive_auc)
+from explorer.dashboard.settings import Settings, apply_query
+from explorer.fm import FTRLFM, OGDFM, SketchedFTRL, movielens_100k, progressive, synthetic_ratings
+from explorer.hooks import Recorder
+from explorer.streams import linear_classification_labels, load_stream
+
+SMALL = dict(fm_users=10, fm_items=12)
+
+
+def small_app(task=SYNTHETIC, **settings) -> Dashboard:
+    app = Dashboard(pages=(FactorizationPage,))
+    app.settings.param.update(**{"n": 200, "d": 12, "m": 4, "seed": 3, **settings})
+    app.active.param.update(fm_task=task, **SMALL)
+    return app
+
+
+def ratings(n=200, seed=3):
+    return synthetic_ratings(n, n_users=10, n_items=12, seed=seed)
+
+
+# -- numbers against the learners' own API ----------------------------------------------------
+
+def test_ratings_numbers_match_the_learners_run_directly():
+    app = small_app(eta=0.1)
+    page, transport = app.active, app.transport
+    assert page.n_rows == 120  # 10 x 12 pairs, each rated once: n = 200 is capped (and said so)
+    assert any("only 120" in note for note in app.notes)
+    for _ in range(7):
+        transport.step()
+    transport.step(40)
+    assert page.t == transport.t == 47
+    data = ratings(120)
+    X, y = data.X[:47], data.y[:47]
+    d = X.shape[1]
+    runs = {"sftrl": progressive(SketchedFTRL(d, m=4, eta=0.1), X, y),
+            "ftrl": progressive(FTRLFM(d, eta=0.1), X, y),
+            "ogd": progressive(OGDFM(d, eta=0.5), X, y)}
+    point = page.history.last()
+    for key, run in runs.items():
+        np.testing.assert_allclose(page.predictions[key][:47], run.predictions, rtol=1e-10, atol=1e-12)
+        assert point[f"metric_{key}"] == pytest.approx(np.sqrt(2 * run.losses.mean()), rel=1e-10)
+        assert point[f"time_{key}"] > 0
+    running_mean = np.r_[0.0, np.cumsum(y)[:-1] / np.arange(1, 47)]
+    assert point["reference"] == pytest.approx(np.sqrt(np.mean((running_mean - y) ** 2)))
+    # q, the sign balance and the sketch against S-FTRL's own step events
+    sftrl, recorder = SketchedFTRL(d, m=4, eta=0.1), Recorder(kinds=("step",))
+    sftrl.add_hook(recorder)
+    progressive(sftrl, X, y)
+    steps = recorder.columns("step")
+    np.testing.assert_allclose(page.q[:47], steps["q"], rtol=1e-10, atol=1e-12)
+    assert point["share_plus"] == pytest.approx(np.mean(steps["q"] > 0))
+    assert point["share_minus"] == pytest.approx(np.mean(steps["q"] < 0))
+    mass = np.abs(steps["q"]) * 3.0  # ||a_hat||^2 = 3 for a one-hot (user, item) row
+    assert point["mass_plus"] == pytest.approx(mass[steps["q"] > 0].sum() / mass.sum())
+    assert point["rank_plus"] == steps["rank_plus"][-1] and point["rank_minus"] == steps["rank_minus"][-1]
+    assert point["delta_plus"] + point["delta_minus"] == pytest.approx(sftrl.sketch.delta_total)
+    np.testing.assert_allclose(page.learners["sftrl"].theta(), sftrl.theta(), atol=1e-10)
+
+
+def test_binary_task_auc_matches_sklearn_on_the_shared_stream():
+    app = small_app(BINARY, eta=0.1)
+    page = app.active
+    assert page.n_rows == 200 and page._X.shape[1] == 12 and "dataset" in page.uses
+    app.transport.seek(150)
+    X = load_stream("low rank + noise", n=200, d=12, seed=3)
+    y, _ = linear_classification_labels(X, seed=3)
+    A = X / np.linalg.norm(X, axis=1, keepdims=True)
+    run = progressive(SketchedFTRL(12, m=4, eta=0.1, loss="logistic"), A[:150], y[:150])
+    np.testing.assert_allclose(page.predictions["sftrl"][:150], run.predictions, rtol=1e-10, atol=1e-12)
+    assert page.history.last()["metric_sftrl"] == pytest.approx(roc_auc_score(y[:150], run.predictions))
+    ftrl = progressive(FTRLFM(12, eta=0.1, loss="logistic"), A[:150], y[:150])
+    assert page.history.last()["metric_ftrl"] == pytest.approx(roc_auc_score(y[:150], ftrl.predictions))
+    assert page.history.last()["reference"] == 0.5
+
+
+def test_helpers():
+    rng = np.random.default_rng(0)
+    z, y = rng.normal(size=50), np.where(rng.random(50) < 0.4, 1.0, -1.0)
+    z[:5] = z[5]  # ties
+    assert progressive_auc(z, y) == pytest.approx(roc_auc_score(y, z))
+    assert np.isnan(progressive_auc(z[:3], np.ones(3)))
+    fm, recorder = SketchedFTRL(4, m=3, eta=0.25, loss="logistic"), Recorder(kinds=("step",))
+    fm.add_hook(recorder)
+    rows, labels = rng.normal(size=(6, 4)), np.array([1.0, -1, -1, 1, 1, -1])
+    run = progressive(fm, rows, labels)
+    np.testing.assert_allclose(gradient_scale(run.predictions, labels, "logistic"),
+                               recorder.columns("step")["q"], rtol=1e-12)
+
+
+def test_spectra_are_fd_of_the_exact_sums_within_delta():
+    app = small_app(eta=0.1)
+    page = app.active
+    app.transport.seek(100)
+    q = page.q[:100]
+    data = ratings(120)
+    hat = np.hstack([data.X[:100].toarray(), np.ones((100, 1))])
+    sketch = page.learners["sftrl"].sketch
+    for part, mask, fd in (("+", q > 0, sketch.positive), ("-", q < 0, sketch.negative)):
+        H = np.sqrt(np.abs(q[mask]))[:, None] * hat[mask]
+        np.testing.assert_allclose(page._gram[part], H.T @ H, atol=1e-9)
+        values = page.spectra()[part]
+        exact = np.sort(scipy.linalg.eigvalsh(H.T @ H))[::-1][:values["size"]]
+        np.testing.assert_allclose(values["exact"], np.maximum(exact, 0), atol=1e-8)
+        np.testing.assert_allclose(values["sketch"], np.sort(np.linalg.svd(fd.rows, compute_uv=False) ** 2)[::-1]
+                                   [:values["size"]], atol=1e-9)
+        k = values["sketch"].size
+        assert fd.delta_total > 0  # m = 4 on d + 1 = 23 columns: shrinks happened
+        assert np.all(values["sketch"] <= values["exact"][:k] + 1e-8)  # FD never over-estimates
+        assert np.all(values["sketch"] >= values["exact"][:k] - fd.delta_total - 1e-8)
+
+
+def test_a_large_sketch_is_ftrl():
+    app = small_app(m=50)  # m >= d + 2 = 24
+    page = app.active
+    app.transport.seek(120)
+    h = page.history
+    np.testing.assert_allclose(h["metric_sftrl"], h["metric_ftrl"], rtol=1e-8)
+    assert any("S-FTRL equals FTRL" in note for note in app.notes)
+
+
+# -- reset, hot and restarting changes --------------------------------------------------------
+
+def test_eta_is_hot_and_rescales_theta_of_ftrl_and_sftrl_alike():
+    app = small_app(m=50, eta=0.1)  # S-FTRL == FTRL, so a hot change must keep them equal
+    page, transport = app.active, app.transport
+    transport.seek(60)
+    theta = page.learners["ftrl"].theta()
+    app.settings.eta = 0.01
+    assert page.t == 60 and transport.t == 60
+    assert page.learners["sftrl"].eta == page.learners["ftrl"].eta == 0.01
+    np.testing.assert_allclose(page.learners["ftrl"].theta(), theta / 10, atol=1e-12)
+    np.testing.assert_allclose(page.learners["sftrl"].theta(), theta / 10, atol=1e-10)
+    transport.seek(120)
+    np.testing.assert_allclose(page.predictions["sftrl"], page.predictions["ftrl"], rtol=1e-8, atol=1e-10)
+    page.ogd_eta = 2.0  # OGD's own step: hot as well
+    assert page.t == 120 and page.learners["ogd"].eta == 2.0
+
+
+def test_structural_settings_and_page_options_restart_through_the_frame():
+    app = small_app()
+    page, transport = app.active, app.transport
+    transport.seek(50)
+    app.settings.d = 20  # not used by the ratings task: nothing happens
+    assert page.t == 50
+    app.settings.m = 6
+    assert page.t == transport.t == 0 and page.learners["sftrl"].m == 6
+    transport.seek(30)
+    page.fm_users = 20  # a page option that restarts: Transport restarts too (t, n, Back)
+    assert page.t == transport.t == 0 and page.n_rows == transport.n_rows == 200
+    assert page._X.shape[1] == 20 + 12
+    assert transport._snapshots and all(s["t"] == 0 for s in transport._snapshots)
+    page.fm_task = BINARY
+    assert page.t == 0 and page._X.shape == (200, 20) and page.uses[0] == "dataset"
+    transport.seek(40)
+    app.settings.d = 8  # used now
+    assert page.t == 0 and page._X.shape == (200, 8)
+    page.fm_variant = "exact"
+    assert page.t == transport.t == 0 and not page.learners["sftrl"].fast
+
+
+def test_page_alone_restarts_itself():
+    page = FactorizationPage(Settings(n=100, m=4), **SMALL)
+    page.step(30)
+    page.fm_items = 5
+    assert page.t == 0 and page.n_rows == 50 and len(page.history) == 1
+
+
+def test_back_gives_the_numbers_of_never_going_back():
+    app = small_app(eta=0.1)
+    transport, page = app.transport, app.active
+    transport.seek(57)
+    reference = {k: v.state_dict() for k, v in page.learners.items()}
+    transport.seek(110)
+    transport.back(53)
+    assert page.t == transport.t == 57 and page.history["t"][-1] == 57
+    for key, learner in page.learners.items():
+        state = learner.state_dict()
+        for name, value in reference[key].items():
+            np.testing.assert_array_equal(state[name], value)
+    transport.seek(120)
+    straight = small_app(eta=0.1)  # the same record points (57, then every 20), never back
+    straight.transport.seek(57)
+    straight.transport.seek(120)
+    for name in page.history.names:
+        if not name.startswith("time_"):
+            np.testing.assert_allclose(page.history[name], straight.active.history[name], rtol=1e-12,
+                                       err_msg=name)
+    np.testing.assert_allclose(page._gram["+"], straight.active._gram["+"], atol=1e-12)
+    shrinks = [page.recorder.columns("shrink"), straight.active.recorder.columns("shrink")]
+    assert shrinks[0]["t"] == shrinks[1]["t"] and shrinks[0]["part"] == shrinks[1]["part"]
+    np.testing.assert_allclose(shrinks[0]["sigma"], shrinks[1]["sigma"], rtol=1e-12)
+
+
+def test_too_large_eta_diverges_with_a_note_not_a_traceback():
+    app = small_app(eta=10.0)
+    app.transport.seek(120)
+    page = app.active
+    assert page.diverged["sftrl"] is not None and page.diverged["ogd"] is None
+    assert any("diverged" in note for note in app.notes)
+    assert np.isnan(page.history.last()["metric_sftrl"])
+    page.views  # the views still draw
+    page.refresh()
+
+
+# -- views and refused values -------------------------------------------------------------------
+
+def test_views_build_once_and_their_data_change_after_a_step():
+    app = small_app()
+    page = app.active
+    views = page.views
+    metric = page.plots["metric"].trace("S-FTRL (sketch)")
+    before = np.array(metric.y, dtype=float).copy()
+    app.transport.step(30)
+    after = np.array(page.plots["metric"].trace("S-FTRL (sketch)").y, dtype=float)
+    assert after.size == before.size + 1 and np.isfinite(after[-1])
+    assert len(page.plots["spectra"].trace("+ sketch").y) > 0
+    assert len(page.plots["balance"].trace("rounds → B₊ (q > 0)").y) == after.size
+    assert "**Latest:** t = 30" in page.summary.object
+    page.fm_task = BINARY
+    assert page.plots["metric"].figure.layout.yaxis.title.text == "progressive AUC"
+    assert views is page.views
+
+
+@pytest.mark.parametrize("name, value", [("fm_users", 1000), ("fm_items", 1), ("ogd_eta", 0.0),
+                                         ("fm_task", "ratings: netflix"), ("fm_variant", "slow")])
+def test_out_of_range_options_are_refused(name, value):
+    app = small_app()
+    page = app.active
+    with pytest.raises(ValueError):
+        setattr(page, name, value)
+    messages = apply_query(page, {name: value})  # what a hand-edited URL gets: a message
+    assert len(messages) == 1 and name in messages[0]
+
+
+@pytest.mark.skipif(pytest.importorskip("importlib.util").find_spec("recbole") is None,
+                    reason="MovieLens-100K ships in recbole (pip install --no-deps recbole==1.2.1)")
+def test_movielens_columns_are_reindexed_without_changing_predictions():
+    app = small_app(MOVIELENS, n=150, m=5, eta=0.05)
+    page = app.active
+    assert "seed" not in page.uses
+    app.transport.seek(150)
+    data = movielens_100k()
+    run = progressive(SketchedFTRL(data.X.shape[1], m=5, eta=0.05), data.X[:150], data.y[:150])
+    np.testing.assert_allclose(page.predictions["sftrl"], run.predictions, rtol=1e-8, atol=1e-10)
+    assert page._X.shape[1] < 2625 and any("d = 2625" in note for note in app.notes)
+
+
+def test_step_and_refresh_time_at_the_defaults(capsys):
+    page = FactorizationPage(Settings())  # n = 1000, m = 10, 30 + 40 = 70 one-hot columns
+    page.views
+    for task in (SYNTHETIC, BINARY):  # the binary task on d = 50
+        page.fm_task = task
+        start = time.perf_counter()
+        for _ in range(100):
+            page.step()
+            page.refresh()
+        with capsys.disabled():
+            print(f"\n{task}: step + refresh {1e3 * (time.perf_counter() - start) / 100:.1f} ms")
