@@ -174,9 +174,9 @@ def test_back_through_the_transport_and_across_a_restart():
     after = columns(view.history)
     for name in before:
         np.testing.assert_array_equal(after[name][-1], before[name][-1], err_msg=name)
-    # the page restarts itself on a method change; the transport still holds the old
-    # snapshots: restoring one is detected and replayed with today's options
+    # a method change restarts through the transport: the old learners' snapshots are dropped
     view.method = "pds"
+    assert transport.t == 0 and [s["t"] for s in transport._snapshots] == [0]
     transport.step(45)
     transport.back(5)
     fresh = small_page(method="pds")

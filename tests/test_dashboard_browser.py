@@ -159,6 +159,21 @@ def test_moving_the_m_slider_resets_and_goes_into_the_url(server, page):
     assert real_errors(errors) == []
 
 
+def test_the_log_scale_toggle_reaches_the_plot(server, page):
+    """A nested layout change (``yaxis.type``) is sent to the browser (LivePlot.update)."""
+    errors = open_page(page, server["url"] + "?" + SMALL)
+    spectrum = page.locator(".js-plotly-plot").nth(FIGURES["spectrum"])
+    axes = "el => [el.layout.yaxis.type, el.layout.yaxis2.type]"
+    log_scale = page.locator("input[type=checkbox]").first  # the sketching page's only checkbox
+    wait_until(lambda: spectrum.evaluate(axes) == ["log", "log"], page)
+    log_scale.click()
+    wait_until(lambda: spectrum.evaluate(axes) == ["linear", "linear"], page)
+    page.wait_for_function("() => /[?&]log_spectrum=false(&|$)/.test(location.search)")
+    log_scale.click()
+    wait_until(lambda: spectrum.evaluate(axes) == ["log", "log"], page)
+    assert real_errors(errors) == []
+
+
 def test_a_shared_link_reproduces_the_view_and_a_bad_one_is_explained(server, page):
     open_page(page, server["url"] + "?" + SMALL + "&alpha0=0.1&t=40&spectrum_of=fast")
     counter(page, 40).wait_for()

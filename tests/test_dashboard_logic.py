@@ -349,3 +349,83 @@ def test_page_options_do_not_clash_in_the_url():
         own = {name for name in cls.param if name not in Page.param and name != "name"}
         assert not own & taken, (cls.__name__, own & taken)
         taken |= own
+
+
+# -- what the frame gives every page: restart options, own uses, live layouts ----------------
+
+def test_a_page_restart_option_restarts_through_the_transport_or_on_the_next_visit():
+    from explorer.dashboard.pages.adagrad import AdaGradPage
+
+    assert AdaGradPage.restart == ("method", "loss")
+    app = small_app()
+    app.page = "adagrad"
+    adagrad, transport = app.active, app.transport
+    transport.step(30)
+    app.messages = ["an earlier message"]
+    adagrad.method = "pds"  # the page shown: the transport restarts (t, the URL's t, Back)
+    assert adagrad.t == transport.t == transport.shared_t == 0
+    assert adagrad.learners["ffd"].method == "pds" and len(adagrad.history) == 1
+    assert [s["t"] for s in transport._snapshots] == [0] and transport._snapshots[0]["run"] == adagrad.run
+    assert app.messages == ["an earlier message"] and app._stale == set()  # nothing else restarts
+    transport.step(20)
+    app.page = "sketching"
+    transport.step(10)
+    adagrad.loss = "squared_hinge"  # a page not shown (a URL edit): restarted on its next visit
+    assert transport.page is app.active and app.active.t == transport.t == 10
+    assert app._stale == {"adagrad"} and adagrad.t == 20
+    app.page = "adagrad"
+    assert adagrad.t == transport.t == 0 and adagrad.learners["ogd"].loss_name == "squared_hinge"
+    transport.step(40)
+    transport.back(15)  # Back works on the new run's snapshots
+    assert adagrad.t == 25
+    alone = AdaGradPage(Settings(n=100, d=8, m=3))  # a page on its own restarts itself
+    alone.step(10)
+    alone.method = "pds"
+    assert alone.t == 0 and alone.learners["fd"].method == "pds"
+
+
+def test_a_reset_without_the_transport_drops_its_snapshots():
+    app = small_app()
+    page, transport = app.active, app.transport
+    transport.step(50)
+    page.apply_hot("m")  # not hot on this page: the page restarts itself (Page.apply_hot)
+    transport.step(30)
+    transport.back(10)  # no snapshot of the earlier run is restored into this one
+    assert page.t == 20 and all(s["run"] == page.run for s in transport._snapshots)
+    with pytest.raises(ValueError, match="stream restarted"):
+        page.restore({"t": 10, "run": page.run - 1, "state": {}})
+
+
+def test_the_sidebar_follows_a_page_whose_task_decides_the_settings_it_uses():
+    from explorer.dashboard.layout import _sidebar
+    from explorer.dashboard.pages.fm import BINARY
+
+    app = small_app()
+    sidebar = _sidebar(app)
+    dataset = next(w for w in sidebar if getattr(w, "label", "").startswith("data set"))
+    app.page = "fm"  # the ratings task streams its own data: the data set does not apply
+    fm = app.active
+    assert "dataset" not in fm.uses and dataset.disabled and dataset.label == "data set"
+    fm.fm_task = BINARY  # Page.set_uses: uses_changed, and the sidebar re-labels
+    assert "dataset" in fm.uses and not dataset.disabled and dataset.label == "data set ↻"
+    assert fm.t == app.transport.t == 0
+
+
+def test_a_nested_layout_change_reaches_the_browser():
+    """Panel's pane compares the layout with a shallow copy of the one it sent: LivePlot
+    must still send a change inside ``yaxis`` (the sketching page's log-scale toggle)."""
+    page = small_app().active
+    page.views  # noqa: B018
+    plot = page.plots["spectrum"]
+    model = plot.pane.get_root()
+    sent = []
+    model.on_change("layout", lambda attr, old, new: sent.append((new["yaxis"]["type"],
+                                                                  new["yaxis2"]["type"])))
+    page.log_spectrum = False
+    assert sent == [("linear", "linear")] and plot.figure.layout.yaxis.type == "linear"
+    page.refresh()  # the same layout again: not re-sent
+    assert len(sent) == 1
+    page.log_spectrum = True
+    assert sent[-1] == ("log", "log")
+    plot.update({}, layout={"yaxis": {"title": {"text": "σ²"}}})  # deeper still
+    assert model.layout["yaxis"]["title"]["text"] == "σ²" and len(sent) == 3

@@ -147,8 +147,11 @@ def test_page_options_restart_or_apply_hot():
     page.eta_schedule = "inverse_t"  # hot
     assert page.t == transport.t == 40
     assert page.models["ADAGRAD"].eta == 0.3 and page.models["RFD-SON"].eta_schedule == "inverse_t"
-    page.son_loss = "logistic"  # restarts through the dashboard: the transport follows
-    assert page.t == transport.t == 0 and len(transport._snapshots) == 1
+    app.messages = ["an earlier message"]
+    page.son_loss = "logistic"  # restarts through the transport: t, the URL's t and Back follow
+    assert page.t == transport.t == transport.shared_t == 0
+    assert [s["t"] for s in transport._snapshots] == [0] and transport._snapshots[0]["run"] == page.run
+    assert app.messages == ["an earlier message"]  # a page option is not a settings change
     assert page.models["FD-SON"].loss_name == "logistic"
     transport.seek(30)
     page.learners = ["RFD-SON", "ADAGRAD"]
@@ -236,12 +239,22 @@ def test_back_gives_the_same_numbers_as_never_going_back():
 
 
 def test_back_after_a_page_option_restarted_the_race():
-    page = small_page()
-    snapshot = (page.step(25), page.snapshot())[1]
-    page.son_loss = "logistic"
-    page.step(10)
-    page.restore(snapshot)  # a snapshot of the squared-loss race: the page starts over
-    assert page.t == 0 and page.models["RFD-SON"].loss_name == "logistic"
+    app = small_app(alpha0=0.5)
+    page, transport = app.active, app.transport
+    transport.step(45)  # snapshots of the squared-loss race
+    page.son_loss = "logistic"  # the transport restarts: those snapshots are dropped
+    transport.step(30)
+    transport.back(5)
+    fresh = small_page(son_loss="logistic")
+    fresh.step(25)
+    assert page.t == transport.t == 25 and page.models["RFD-SON"].loss_name == "logistic"
+    assert page.cum_loss == pytest.approx(fresh.cum_loss, rel=1e-12)
+    assert page.history.last() == pytest.approx(fresh.history.last(), rel=1e-12, nan_ok=True)
+    # a page on its own refuses a snapshot of the race before the restart
+    snapshot = (fresh.step(5), fresh.snapshot())[1]
+    fresh.fast = False
+    with pytest.raises(ValueError, match="stream restarted"):
+        fresh.restore(snapshot)
 
 
 # -- views --------------------------------------------------------------------------------------

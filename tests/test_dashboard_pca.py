@@ -187,10 +187,11 @@ def test_back_gives_the_same_numbers_as_never_going_back():
 def test_back_after_a_restart_knob_replays_the_new_stream():
     app = small_app()
     app.transport.step(100)  # snapshots of the old stream
-    app.active.k = 3  # the page restarts itself: the transport's snapshots are stale
+    app.active.k = 3  # restarts through the transport: the old stream's snapshots are dropped
     page = app.active
-    page.step(80)
-    app.transport.seek(50)  # restores a stale snapshot: replayed from row 0 instead
+    assert app.transport.t == 0 and [s["t"] for s in app.transport._snapshots] == [0]
+    app.transport.step(80)
+    app.transport.seek(50)  # back through a snapshot of the new stream
     assert page.t == 50 and page.adaptive.k == 3
     totals, *_ = direct_run(page._X, 3, 1.0, 1e-5, 3, 50)
     assert page.history.last()["loss_adaptive"] == pytest.approx(totals["adaptive"], rel=1e-12)

@@ -3,7 +3,8 @@
 :class:`Dashboard` is the per-session state (nothing here is module-level and mutable):
 the shared :class:`~.settings.Settings`, one :class:`~.transport.Transport`, and the
 pages of :data:`PAGES`, each built on first visit. It routes a settings change to the
-active page (structural: restart; hot: ``apply_hot``), keeps every value in the URL
+active page (structural: restart; hot: ``apply_hot``) and a page's own restart option
+to the transport (or, for a page not shown, to its next visit), keeps every value in the URL
 (``sync_url``), reads uploads, and shows notes and errors as alerts, never tracebacks.
 :func:`create_app` builds the servable template for one session.
 """
@@ -40,6 +41,7 @@ class Dashboard(param.Parameterized):
                           doc="The active page (its key goes in the URL as ?page=).")
     messages = param.List(default=[], doc="URL and upload problems, shown as alerts.")
     notes = param.List(default=[], doc="The active page's notes on the current settings.")
+    uses_changed = param.Event(doc="The active page changed which settings it uses (the sidebar re-labels).")
 
     def __init__(self, pages: tuple[type[Page], ...] = PAGES, **params):
         super().__init__(**params)
@@ -65,6 +67,8 @@ class Dashboard(param.Parameterized):
         if key not in self.pages:
             self.pages[key] = page = self._classes[key](self.settings)
             page.param.watch(lambda event: self._show_notes(), "notes")
+            page.param.watch(lambda event: self._uses_changed(page), "uses_changed")
+            page.on_restart = lambda: self._restart(page)
             if self._location is not None:
                 self._sync_page(page)
         return self.pages[key]
@@ -73,6 +77,17 @@ class Dashboard(param.Parameterized):
         self.notes = list(self.pages[self.page].notes) if self.page in self.pages else []
 
     # -- routing changes --------------------------------------------------------------------
+    def _restart(self, page: Page) -> None:
+        """A page's own restart option changed: restart it through the transport if it is shown."""
+        if self.transport.page is page:
+            self.transport.reset()
+        else:
+            self._stale.add(page.key)
+
+    def _uses_changed(self, page: Page) -> None:
+        if self.pages.get(self.page) is page:
+            self.param.trigger("uses_changed")
+
     def _settings_changed(self, *events) -> None:
         names = {event.name for event in events}
         if self.settings.dataset == UPLOAD and self.settings.upload is None:

@@ -137,7 +137,7 @@ def _sidebar(app) -> list:
                 name == "d" and settings.fixed_d and "dataset" in page.uses)
             widgets[name].description = HELP.get(name)
     label()
-    app.param.watch(label, "page")
+    app.param.watch(label, ["page", "uses_changed"])
     settings.param.watch(label, "fixed_d")
     new_data = pn.widgets.Button(label="New data (next seed)", sizing_mode="stretch_width")
     new_data.on_click(lambda event: setattr(settings, "seed", (settings.seed + 1) % 2**31))

@@ -7,15 +7,22 @@ keeps its ``plotly.graph_objects.Figure`` and assigns new arrays to named traces
 pane is told once per update (``link_figure=False``: no message per edited property,
 holoviz/panel#4141). Turning the figure into a dict on every update instead would
 validate every trace again (about 8 ms per figure here, against under 1 ms).
+
+A layout change is sent when the layout differs from the one the pane sent last, which
+Panel keeps as a shallow copy: a nested change (``yaxis.type``, an axis title) would edit
+a dict both share and never be sent. :meth:`LivePlot.update` therefore gives every
+top-level property it changes a fresh copy first (cheap: only when the layout changes).
 """
 
 from __future__ import annotations
 
-from typing import Mapping
+import copy
+from collections.abc import Mapping
 
 import numpy as np
 import panel as pn
 import plotly.graph_objects as go
+from plotly.basedatatypes import BasePlotlyType
 
 __all__ = ["LivePlot", "finite"]
 
@@ -51,9 +58,19 @@ class LivePlot:
             for key, value in properties.items():  # plain assignment: ~3x faster than update()
                 setattr(trace, key, value)
         if layout and layout != self._layout:  # the layout is re-sent only when it changes
+            self._detach(layout)
             self.figure.update_layout(layout)
-            self._layout = dict(layout)
+            self._layout = copy.deepcopy(dict(layout))
         self.pane.param.trigger("object")
+
+    def _detach(self, layout: Mapping) -> None:
+        """Give the layout properties about to change new dicts (Panel compares a shallow copy)."""
+        current = self.figure.layout
+        for key in layout:
+            if key in current and isinstance(current[key], BasePlotlyType):
+                value = current[key].to_plotly_json()  # a deep copy
+                if value:
+                    current[key] = value
 
     def trace(self, name: str):
         """The trace whose key is ``name`` (for tests and for reading back what is drawn)."""

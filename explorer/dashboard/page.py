@@ -17,6 +17,17 @@ on the stream X), ``_advance(rows)``, ``_measure()`` (one history point, a dict 
 floats), ``_state()``/``_load(state)`` (plain arrays: ``state_dict`` of each algorithm),
 ``_make_views()`` (panes, built once) and ``_update_views()`` (patch their data).
 
+Optional, for pages with options of their own or a stream of their own:
+
+- ``restart``: names of the page's own parameters whose change restarts the stream. The
+  page watches them; inside a dashboard the frame restarts it (through the transport if
+  it is the active page, so ``t``, the URL and Back follow; else on its next visit), on
+  its own (tests, a notebook) it resets itself.
+- ``_stream()``: the rows (and notes) :meth:`Page.reset` streams; the default is the
+  shared settings' stream.
+- ``set_uses(uses, hot)``: when which settings apply depends on the page's options
+  (a task); it fires ``uses_changed`` so that the sidebar re-labels.
+
 A later family adds its page in a few lines (``pages/sketching.py`` is the full example)::
 
     class NewtonPage(Page):
@@ -37,6 +48,7 @@ and appends ``NewtonPage`` to ``PAGES`` in ``app.py``. Parameters a page declare
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
@@ -116,19 +128,28 @@ class Page(param.Parameterized):
     intro: ClassVar[str] = ""
     """One line above the transport saying what to watch on this page (Markdown)."""
     uses: ClassVar[tuple[str, ...]] = ()
+    """The shared settings this page reads (an instance may change it: :meth:`set_uses`)."""
     hot: ClassVar[tuple[str, ...]] = ()
+    """Those of ``uses`` applied mid-stream (:meth:`apply_hot`); the others restart."""
+    restart: ClassVar[tuple[str, ...]] = ()
+    """The page's own parameters whose change restarts the stream (see :meth:`request_restart`)."""
 
     t = param.Integer(default=0, bounds=(0, None), doc="Rows of the stream consumed so far.")
     n_rows = param.Integer(default=0, bounds=(0, None), doc="Rows in the current stream.")
     notes = param.List(default=[], item_type=str, doc="Explanations shown above the plots.")
+    uses_changed = param.Event(doc="Fired by set_uses: the sidebar re-reads uses and hot.")
 
     def __init__(self, settings: Settings, **params):
         super().__init__(**params)
         self.settings = settings
         self.history = History(capacity=400)
+        self.run = 0  # times the stream was (re)started: a snapshot is restored only into its own run
+        self.on_restart: Callable[[], None] | None = None  # set by the frame (see request_restart)
         self._X = np.zeros((0, 1))
         self._views = None
         self.reset()
+        if self.restart:
+            self.param.watch(lambda *events: self.request_restart(), list(self.restart))
 
     # -- the stream ----------------------------------------------------------------------
     @property
@@ -137,7 +158,8 @@ class Page(param.Parameterized):
 
     def reset(self) -> None:
         """Rebuild the algorithms from the settings and go back to t = 0."""
-        self._X, self._stream_notes = self.settings.stream()
+        self.run += 1
+        self._X, self._stream_notes = self._stream()
         self.n_rows = self._X.shape[0]
         self.history.clear()
         self._build(self._X)
@@ -160,13 +182,42 @@ class Page(param.Parameterized):
         """A hot setting changed; the default is to restart. Pages override for their ``hot``."""
         self.reset()
 
+    def request_restart(self) -> None:
+        """One of the page's ``restart`` options changed: back to t = 0 on the new options.
+
+        Inside a dashboard ``on_restart`` does it (the transport resets, or the page is
+        restarted on its next visit); a page on its own resets and redraws itself.
+        """
+        if self.on_restart is not None:
+            self.on_restart()
+        else:
+            self.reset()
+            self.refresh()
+
+    def set_uses(self, uses: tuple[str, ...], hot: tuple[str, ...] | None = None) -> None:
+        """Change which shared settings this instance reads (and which of them are hot).
+
+        For a page whose options decide it (a task with a stream of its own ignores the
+        data set); fires ``uses_changed`` when they change, so that the sidebar re-labels.
+        """
+        hot = self.hot if hot is None else tuple(hot)
+        if (tuple(uses), hot) != (tuple(self.uses), tuple(self.hot)):
+            self.uses, self.hot = tuple(uses), hot
+            self.param.trigger("uses_changed")
+
     # -- Back ----------------------------------------------------------------------------
     def snapshot(self) -> dict:
-        """The state at ``t`` (plain arrays from ``state_dict``), for :meth:`restore`."""
-        return {"t": self.t, "state": self._state()}
+        """The state at ``t`` (plain arrays from ``state_dict``) of this run, for :meth:`restore`."""
+        return {"t": self.t, "run": self.run, "state": self._state()}
 
     def restore(self, snapshot: dict) -> None:
-        """Go back to a snapshot taken on this stream (the history is left to the caller)."""
+        """Go back to a snapshot taken in this run (the history is left to the caller).
+
+        A snapshot from before a restart (another stream, other options) is refused.
+        """
+        if snapshot["run"] != self.run:
+            raise ValueError(f"a snapshot of run {snapshot['run']} cannot be restored into run "
+                             f"{self.run} (the stream restarted since)")
         self.t = int(snapshot["t"])
         self._load(snapshot["state"])
 
@@ -195,6 +246,10 @@ class Page(param.Parameterized):
     def _notes(self) -> list[str]:
         """Page-specific explanations of the current settings (e.g. 'm >= d: nothing shrinks')."""
         return []
+
+    def _stream(self) -> tuple[np.ndarray, list[str]]:
+        """The rows :meth:`reset` streams and notes on them; pages with a stream of their own override."""
+        return self.settings.stream()
 
     # -- for subclasses ------------------------------------------------------------------
     def _build(self, X: np.ndarray) -> None:

@@ -7,7 +7,9 @@ session closes); Step and Back pause first. Back returns to earlier states: ever
 ``snapshot_every`` rows the page's state (plain ``state_dict`` arrays) is kept, and
 going back to row ``t`` restores the last snapshot before ``t`` and replays the few rows
 after it. When the list of snapshots is full every other one is dropped, so Back still
-reaches the start of the stream, replaying a little more.
+reaches the start of the stream, replaying a little more. A restart drops them all: a
+snapshot of an earlier run (``Page.run``: another stream or other options) is never
+restored, also when the page restarted without the transport (a hot change may).
 
 Play is paced by the browser when ``paced`` is set: every tick counts a frame as sent
 (``frames_sent``) and the page reports back the frames it has painted
@@ -153,6 +155,7 @@ class Transport(param.Parameterized):
         page = self.page
         target = min(max(int(t), 0), page.n_rows)
         if target < page.t:
+            self._drop_old_snapshots()
             times = [s["t"] for s in self._snapshots]
             i = bisect.bisect_right(times, target) - 1
             if i < 0:  # no snapshot that early (a page taken over mid-stream)
@@ -183,7 +186,13 @@ class Transport(param.Parameterized):
         self._maybe_snapshot()
         self.refresh()
 
+    def _drop_old_snapshots(self) -> None:
+        """Forget the snapshots of an earlier run of the page (it restarted without us)."""
+        if self._snapshots and self._snapshots[0]["run"] != self.page.run:
+            self._snapshots = [s for s in self._snapshots if s["run"] == self.page.run]
+
     def _maybe_snapshot(self) -> None:
+        self._drop_old_snapshots()
         last = self._snapshots[-1]["t"] if self._snapshots else -self.snapshot_every
         if self.page.t - last >= self.snapshot_every:
             self._snapshots.append(self.page.snapshot())

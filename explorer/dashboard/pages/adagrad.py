@@ -93,7 +93,6 @@ class AdaGradPage(Page):
     uses = ("dataset", "n", "d", "seed", "m", "eta")
     hot = ("eta",)
     restart = ("method", "loss")
-    """Page options that restart the stream (the page resets itself; see ``_restart``)."""
 
     method = param.Selector(default="cmd", objects=["cmd", "pds"], doc=(
         "Update form: CMD (composite mirror descent, beta -= eta H⁻¹ g) or PDS (dual averaging, "
@@ -108,11 +107,6 @@ class AdaGradPage(Page):
     log_regret = param.Boolean(default=True, doc="Log scale for the regret (the curves differ by decades).")
 
     # -- algorithms -----------------------------------------------------------------------
-    def _config(self) -> dict:
-        """What the learners' state depends on besides the stream (checked by ``_load``)."""
-        return {"method": self.method, "loss": self.loss, "tau": int(self.settings.m),
-                "d": int(self._X.shape[1]), "n": int(self._X.shape[0])}
-
     def _build(self, X: np.ndarray) -> None:
         n, d = X.shape
         seed = self.settings.seed
@@ -191,17 +185,6 @@ class AdaGradPage(Page):
         self.record()
         self.refresh()
 
-    @param.depends("method", "loss", watch=True)
-    def _restart(self) -> None:
-        """A restart option changed: back to t = 0 with new learners, and redraw.
-
-        The frame's transport does not watch page options, so its ``t`` counter shows the
-        old row until the next step; its snapshots are of the old learners, which ``_load``
-        detects (``_config``) and replays instead.
-        """
-        self.reset()
-        self.refresh()
-
     def _notes(self) -> list[str]:
         d, tau = self._X.shape[1], self.settings.m
         if self.loss == "absolute":
@@ -251,20 +234,11 @@ class AdaGradPage(Page):
 
     # -- Back -------------------------------------------------------------------------------
     def _state(self) -> dict:
-        return {"config": self._config(),
-                "learners": {key: self.learners[key].state_dict() for key in self.names},
+        return {"learners": {key: self.learners[key].state_dict() for key in self.names},
                 "shrink": {key: self.recorders[key].events("shrink") for key in SKETCHED},
                 "diverged": dict(self.diverged)}
 
     def _load(self, state: dict) -> None:
-        t = self.t
-        if state["config"] != self._config():  # a snapshot from before a restart option changed
-            self._build(self._X)
-            self.t = 0
-            self._advance(self._X[:t])
-            self.t = t
-            self.update_notes()
-            return
         kinds = {"ogd": OGD, "adam": Adam}
         for key in self.names:
             self.learners[key] = kinds.get(key, AdaGrad).from_state_dict(state["learners"][key])

@@ -67,7 +67,6 @@ ORACLE_MAX = 300
 """The exact spectra of H+ and H- are kept (O(d^2) per round, O(d^3) per redraw) up to this d + 1."""
 DIVERGED = 1e6
 """A prediction |z| above this counts as diverged (ratings are 1..5; unit-norm rows keep logits small)."""
-RESTART = ("fm_task", "fm_users", "fm_items", "fm_variant")
 OGD_ETAS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 TITLES = {"metric": "Progressive error of the three learners",
@@ -103,6 +102,7 @@ class FactorizationPage(Page):
              "**η**, and compare with full-matrix FTRL and OGD.")
     uses = ("dataset", "n", "d", "seed", "m", "eta")  # the union; each instance narrows it per task
     hot = ("eta",)
+    restart = ("fm_task", "fm_users", "fm_items", "fm_variant")
 
     fm_task = param.Selector(default=SYNTHETIC, objects=list(TASKS), doc=(
         "Ratings (one-hot user + item rows, RMSE) from a seeded synthetic stream or MovieLens-100K, "
@@ -116,29 +116,14 @@ class FactorizationPage(Page):
     fm_log_spectra = param.Boolean(default=True, doc="Log scale for the spectra of B+ and B-.")
 
     def __init__(self, settings, **params):
-        self._generation = 0
         self._movielens = None
-        self._views = None
         super().__init__(settings, **params)
-        self.param.watch(self._restart, list(RESTART))
         self.param.watch(self._ogd_eta_changed, "ogd_eta")
 
     # -- the stream ---------------------------------------------------------------------------
     @property
     def ratings(self) -> bool:
         return self.fm_task != BINARY
-
-    def reset(self) -> None:
-        """As :meth:`Page.reset`, on this task's stream (ratings come from a stream of their own)."""
-        self._generation += 1
-        self._X, self._y, self._stream_notes = self._stream()
-        self.uses = self._uses()
-        self.n_rows = self._X.shape[0]
-        self.history.clear()
-        self._build(self._X)
-        self.t = 0
-        self.update_notes()
-        self.record()
 
     def _uses(self) -> tuple[str, ...]:
         if self.fm_task == SYNTHETIC:
@@ -150,7 +135,14 @@ class FactorizationPage(Page):
         return ("dataset", "n", "d", "seed", "m", "eta")
 
     def _stream(self):
-        """``(X, y, notes)``: CSR one-hot rows and ratings, or unit-norm dense rows and ±1 labels."""
+        """This task's rows and notes: CSR one-hot rows (ratings in ``_y``), or the shared stream's
+        rows scaled to unit norm (±1 labels in ``_y``); the settings the task reads follow."""
+        X, self._y, notes = self._task_stream()
+        self.set_uses(self._uses())
+        return X, notes
+
+    def _task_stream(self):
+        """``(X, y, notes)`` of the current task."""
         self._real_movielens = False
         n, seed = self.settings.n, self.settings.seed
         if self.fm_task == BINARY:
@@ -277,18 +269,6 @@ class FactorizationPage(Page):
         if self._views is not None:
             self._update_views()
 
-    def _restart(self, *events) -> None:
-        """A restart option changed: restart through the frame (so Transport resets too)."""
-        generation = self._generation
-        # The frame restarts the active page (and its Back snapshots) when a structural
-        # setting it uses changes; n is used by every task. Without a frame, restart here.
-        self.settings.param.trigger("n")
-        if self._generation == generation:
-            self.reset()
-        self.settings.param.trigger("fixed_d")  # the sidebar re-reads which settings apply
-        if self._views is not None:
-            self._update_views()
-
     def _notes(self) -> list[str]:
         d, m = self._X.shape[1], self.settings.m
         notes = []
@@ -373,7 +353,6 @@ class FactorizationPage(Page):
 
     # -- views --------------------------------------------------------------------------------
     def _make_views(self):
-        self._layouts, self._layout_version = {}, 0
         self.plots = {"metric": LivePlot(figures.metric_figure()),
                       "spectra": LivePlot(figures.spectra_figure()),
                       "balance": LivePlot(figures.balance_figure()),
@@ -427,10 +406,10 @@ class FactorizationPage(Page):
         t = h["t"]
         name = figures.LEARNER_NAMES
         reference = "running mean rating" if self.ratings else "chance (AUC = 0.5)"
-        self._update("metric",
-                     {**{name[key]: {"x": t, "y": finite(h[f"metric_{key}"])} for key in LEARNERS},
-                      figures.BASELINE: {"x": t, "y": finite(h["reference"]), "name": reference}},
-                     {"yaxis": {"title": {"text": "progressive RMSE" if self.ratings else "progressive AUC"}}})
+        self.plots["metric"].update(
+            {**{name[key]: {"x": t, "y": finite(h[f"metric_{key}"])} for key in LEARNERS},
+             figures.BASELINE: {"x": t, "y": finite(h["reference"]), "name": reference}},
+            layout={"yaxis": {"title": {"text": "progressive RMSE" if self.ratings else "progressive AUC"}}})
         self.explain["metric"].object = EXPLAIN["ratings" if self.ratings else "binary"]
         self.plots["balance"].update({
             "rounds → B₊ (q > 0)": {"x": t, "y": finite(h["share_plus"])},
@@ -471,22 +450,8 @@ class FactorizationPage(Page):
         dtick = 1 if size <= 12 else 2 if size <= 24 else 5
         axis = ({"type": "log", "rangemode": "normal", "dtick": 1} if self.fm_log_spectra
                 else {"type": "linear", "rangemode": "tozero", "dtick": None})
-        self._update("spectra", traces, {"yaxis": axis, "yaxis2": axis,
-                                         "xaxis": {"dtick": dtick}, "xaxis2": {"dtick": dtick}})
-
-    def _update(self, name: str, traces: dict, layout: dict) -> None:
-        """``LivePlot.update``, making sure a changed layout reaches the browser.
-
-        Panel's Plotly pane sends the layout only when ``dict(fig._layout)`` differs from
-        the one it sent last, a shallow copy: a change inside ``yaxis`` edits a dict both
-        share, so it would never be sent. A new top-level ``meta`` value makes it differ.
-        """
-        if layout != self._layouts.get(name):
-            self._layouts[name] = layout
-            self._layout_version += 1
-            self.plots[name].update(traces, layout={**layout, "meta": self._layout_version})
-        else:
-            self.plots[name].update(traces)
+        self.plots["spectra"].update(traces, layout={"yaxis": axis, "yaxis2": axis,
+                                                     "xaxis": {"dtick": dtick}, "xaxis2": {"dtick": dtick}})
 
     def _summary(self) -> str:
         """The latest step's record as one line of text."""

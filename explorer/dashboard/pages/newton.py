@@ -56,7 +56,6 @@ C = 1.0
 """The slab radius: every learner's prediction is clipped to [-C, C] (ALGORITHMS.md section 3)."""
 ORACLE_MAX_D = 100
 """Above this d the exact spectrum (a d x d running sum per sketched learner) is not kept."""
-RESTART = ("son_loss", "learners", "fast", "label_noise")
 HOT = ("eta_schedule", "adagrad_eta")
 TITLES = {"loss": "Regret against the best fixed predictor", "accuracy": "Online accuracy",
           "condition": "Condition number of each preconditioner H",
@@ -88,6 +87,7 @@ class NewtonPage(Page):
              "the conditioning of each preconditioner as **m**, **α₀** and **η** change.")
     uses = ("dataset", "n", "d", "seed", "m", "alpha0", "eta")
     hot = ("alpha0", "eta")
+    restart = ("son_loss", "learners", "fast", "label_noise")
 
     son_loss = param.Selector(default="squared", objects=["squared", "logistic"],
                           doc="Loss l(wᵀx, y) of every learner (restarts).")
@@ -107,18 +107,11 @@ class NewtonPage(Page):
                                  doc="Which sketched learner's H the spectrum shows.")
 
     def __init__(self, settings, **params):
-        self._pending_restart = False
         super().__init__(settings, **params)
-        self.param.watch(self._restart, list(RESTART))
         self.param.watch(self._hot_option, list(HOT))
 
     # -- algorithms -----------------------------------------------------------------------
-    def _config(self) -> tuple:
-        """What a snapshot must share with the current page to be restored."""
-        return (self.son_loss, tuple(self.active), self.fast, self.label_noise, self._X.shape)
-
     def _build(self, X: np.ndarray) -> None:
-        self._pending_restart = False
         d = X.shape[1]
         self.y, _ = linear_classification_labels(X, flip=self.label_noise, seed=self.settings.seed)
         self._loss = get_loss(self.son_loss)
@@ -173,20 +166,6 @@ class NewtonPage(Page):
                 self.correct[name] += prediction * y > 0
         if diverged:
             self.update_notes()
-
-    def _restart(self, *events) -> None:
-        """A restarting option changed: restart through the frame when it listens, else here.
-
-        The frame has no way for a page to ask for a restart, so the page re-announces a
-        structural setting (``m``): the dashboard then resets the transport (snapshots and
-        all) and this page. Without a dashboard (tests, a notebook) nobody answers and the
-        page resets itself.
-        """
-        self._pending_restart = True
-        self.settings.param.trigger("m")
-        if self._pending_restart:
-            self.reset()
-            self.refresh()
 
     def _hot_option(self, *events) -> None:
         for model in self.models.values():
@@ -282,19 +261,11 @@ class NewtonPage(Page):
 
     # -- Back -------------------------------------------------------------------------------
     def _state(self) -> dict:
-        return {"config": self._config(),
-                "models": {name: model.state_dict() for name, model in self.models.items()},
+        return {"models": {name: model.state_dict() for name, model in self.models.items()},
                 "cum_loss": dict(self.cum_loss), "correct": dict(self.correct),
                 "diverged": dict(self.diverged),
                 "grams": {name: gram.copy() for name, gram in self.grams.items()},
                 "shrink": {name: r.events("shrink") for name, r in self.recorders.items()}}
-
-    def restore(self, snapshot: dict) -> None:
-        if snapshot["state"]["config"] != self._config():  # taken before a restart: start over
-            self._build(self._X)
-            self.t = 0
-            return
-        super().restore(snapshot)
 
     def _load(self, state: dict) -> None:
         s = self.settings

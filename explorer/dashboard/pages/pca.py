@@ -104,8 +104,7 @@ class AdaptivePCAPage(Page):
     hot = ()
     page_hot: ClassVar[tuple[str, ...]] = ("eta_pca", "alpha")
     """The page's own knobs that apply mid-stream."""
-    page_restart: ClassVar[tuple[str, ...]] = ("k", "segment_length", "rank")
-    """The page's own knobs that restart the stream (the page resets itself)."""
+    restart = ("k", "segment_length", "rank")
 
     eta_pca = param.Number(default=1.0, bounds=(1e-3, 50.0),
                            doc="Learning rate η of both online PCAs (paper's toy: 1). Hot.")
@@ -119,31 +118,14 @@ class AdaptivePCAPage(Page):
                                 doc="Whose W_t the heatmap shows.")
 
     # -- the page's own stream ----------------------------------------------------------------
-    def reset(self) -> None:
-        """Rebuild the stream and the learners from the settings and knobs; back to t = 0."""
-        self.history.clear()
-        self._rebuild()
-        self.update_notes()
-        self.record()
-
-    def _rebuild(self) -> None:
-        """New stream and learners at t = 0, the history left alone (Page.reset, own stream)."""
-        self._X, self._segment = self._make_stream()
-        self._stream_notes = []
-        self.n_rows = self._X.shape[0]
-        self._build(self._X)
-        self.t = 0
-
-    def _make_stream(self) -> tuple[np.ndarray, np.ndarray]:
+    def _stream(self) -> tuple[np.ndarray, list[str]]:
+        """The paper's toy stream from n, d, seed and the knobs (``_segment``: each row's segment)."""
         rows, d = self.settings.n, self.settings.d
         X, segment = changing_subspace(n_segments=math.ceil(rows / self.segment_length),
                                        segment_length=self.segment_length, n=d,
                                        rank=min(self.rank, d), seed=self.settings.seed)
-        return X[:rows], segment[:rows]
-
-    def _stamp(self) -> tuple:
-        return (self.settings.n, self.settings.d, self.settings.seed, self.k,
-                self.segment_length, self.rank)
+        self._segment = segment[:rows]
+        return X[:rows], []
 
     @property
     def k_used(self) -> int:
@@ -153,7 +135,6 @@ class AdaptivePCAPage(Page):
     # -- algorithms -----------------------------------------------------------------------------
     def _build(self, X: np.ndarray) -> None:
         d, k, seed = X.shape[1], self.k_used, self.settings.seed
-        self._built = self._stamp()
         self.adaptive = OnlineAdaptivePCA(d, k, eta=self.eta_pca, alpha=self.alpha, seed=seed)
         self.static = OnlineAdaptivePCA(d, k, eta=self.eta_pca, alpha=0.0, seed=seed)
         self.ftl = FollowTheLeaderPCA(d, k)
@@ -191,11 +172,6 @@ class AdaptivePCAPage(Page):
     def _apply_hot_values(self) -> None:
         self.adaptive.eta = self.static.eta = float(self.eta_pca)
         self.adaptive.alpha = float(self.alpha)
-
-    @param.depends("k", "segment_length", "rank", watch=True)
-    def _structure_changed(self) -> None:
-        self.reset()
-        self.refresh()
 
     def segment_now(self) -> int:
         """The segment of the last row seen (segment 0 before the first)."""
@@ -249,18 +225,6 @@ class AdaptivePCAPage(Page):
         return np.vstack([self.history[f"w_{learner}_{i}"] for i in range(self._X.shape[1])])
 
     # -- Back -----------------------------------------------------------------------------------
-    def snapshot(self) -> dict:
-        return {**super().snapshot(), "stamp": self._built}
-
-    def restore(self, snapshot: dict) -> None:
-        """Back to a snapshot; one from before a restart knob changed is replayed from row 0."""
-        if snapshot.get("stamp") != self._built:
-            self._rebuild()
-            self._apply_hot_values()
-            self.step(int(snapshot["t"]), record=False)
-            return
-        super().restore(snapshot)
-
     def _state(self) -> dict:
         return {"adaptive": self.adaptive.state_dict(), "static": self.static.state_dict(),
                 "ftl": self.ftl.state_dict(), "totals": dict(self.totals),
