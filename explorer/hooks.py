@@ -193,6 +193,12 @@ class Recorder:
     def clear(self) -> None:
         self._events.clear()
 
+    def replace(self, events) -> None:
+        """Forget everything, then keep ``events`` (e.g. restored from a snapshot), in order."""
+        self.clear()
+        for event in events:
+            self(event)
+
     def __len__(self) -> int:
         return sum(len(v) for v in self._events.values())
 

@@ -24,7 +24,7 @@ import panel as pn
 import plotly.graph_objects as go
 from plotly.basedatatypes import BasePlotlyType
 
-__all__ = ["LivePlot", "finite"]
+__all__ = ["LivePlot", "finite", "explanation", "plot_cell"]
 
 CONFIG = {"displaylogo": False, "responsive": True,
           "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d"]}
@@ -75,3 +75,19 @@ class LivePlot:
     def trace(self, name: str):
         """The trace whose key is ``name`` (for tests and for reading back what is drawn)."""
         return self.figure.data[self._index[name]]
+
+
+def explanation(text: str) -> pn.pane.Markdown:
+    """The grey line under a plot's title saying what to look for (fixed height: no jumps)."""
+    return pn.pane.Markdown(text, styles={"color": "#555"}, margin=(0, 10), height=60)
+
+
+def plot_cell(title: str, explained, plot: "LivePlot", *controls) -> pn.Column:
+    """One cell of a page's grid: the title (with ``controls`` beside it), its explanation
+    (text, or a pane the page keeps to change later), then the plot."""
+    heading = pn.pane.Markdown(f"#### {title}", margin=(0, 10))
+    if controls:
+        heading = pn.Row(heading, *controls)
+    if isinstance(explained, str):
+        explained = explanation(explained)
+    return pn.Column(heading, explained, plot.pane, sizing_mode="stretch_width")

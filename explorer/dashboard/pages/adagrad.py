@@ -46,7 +46,7 @@ from ...adagrad import OGD, AdaGrad, Adam, default_delta
 from ...hooks import Recorder
 from ...losses import get_loss
 from ...streams import linear_classification_labels, linear_regression_targets
-from ..live import LivePlot, finite
+from ..live import LivePlot, finite, plot_cell
 from ..page import Page
 from . import adagrad_figures as figures
 from .adagrad_figures import BASELINES, LABELS, LEARNERS
@@ -243,9 +243,7 @@ class AdaGradPage(Page):
         for key in self.names:
             self.learners[key] = kinds.get(key, AdaGrad).from_state_dict(state["learners"][key])
         for key in SKETCHED:
-            self.recorders[key].clear()
-            for event in state["shrink"][key]:
-                self.recorders[key](event)
+            self.recorders[key].replace(state["shrink"][key])
             self.learners[key].add_hook(self.recorders[key])
         self.diverged = dict(state["diverged"])
         self._apply_eta()  # hot: today's eta and delta, not the snapshot's
@@ -272,10 +270,7 @@ class AdaGradPage(Page):
                              styles={"color": "#666"}, align="end"),
             sizing_mode="stretch_width")
         self.param.watch(lambda *_: self._update_views(), ["baselines", "log_regret"])
-        cells = [pn.Column(pn.pane.Markdown(f"#### {TITLES[name]}", margin=(0, 10)),
-                           pn.pane.Markdown(EXPLAIN[name], styles={"color": "#555"}, margin=(0, 10),
-                                            height=60), plot.pane, sizing_mode="stretch_width")
-                 for name, plot in self.plots.items()]
+        cells = [plot_cell(TITLES[name], EXPLAIN[name], plot) for name, plot in self.plots.items()]
         return pn.Column(options, self.summary, pn.GridBox(*cells, ncols=2, sizing_mode="stretch_width"),
                          sizing_mode="stretch_width")
 

@@ -54,7 +54,7 @@ import scipy.stats
 from ...fm import FTRLFM, OGDFM, SketchedFTRL, movielens_100k, one_hot, progressive, synthetic_ratings
 from ...hooks import Recorder
 from ...streams import linear_classification_labels
-from ..live import LivePlot, finite
+from ..live import LivePlot, explanation, finite, plot_cell
 from ..page import Page
 from . import fm_figures as figures
 
@@ -340,9 +340,7 @@ class FactorizationPage(Page):
         self.learners["sftrl"].eta = self.settings.eta
         self.learners["ftrl"] = _with_eta(self.learners["ftrl"], self.settings.eta)
         self.learners["ogd"].eta = self.ogd_eta
-        self.recorder.clear()
-        for event in state["shrink"]:
-            self.recorder(event)
+        self.recorder.replace(state["shrink"])
         self.learners["sftrl"].add_hook(self.recorder)
         self.diverged = dict(state["diverged"])
         if self.oracle:
@@ -358,12 +356,8 @@ class FactorizationPage(Page):
                       "balance": LivePlot(figures.balance_figure()),
                       "time": LivePlot(figures.time_figure())}
         self.summary = pn.pane.Markdown("", margin=(0, 10))
-        grey = {"color": "#555"}
-        self.explain = {name: pn.pane.Markdown(EXPLAIN.get(name, ""), styles=grey, margin=(0, 10),
-                                               height=60) for name in self.plots}
-        cells = [pn.Column(pn.pane.Markdown(f"#### {TITLES[name]}", margin=(0, 10)),
-                           self.explain[name], plot.pane, sizing_mode="stretch_width")
-                 for name, plot in self.plots.items()]
+        self.explain = {name: explanation(EXPLAIN.get(name, "")) for name in self.plots}
+        cells = [plot_cell(TITLES[name], self.explain[name], plot) for name, plot in self.plots.items()]
         return pn.Column(self._options(), self.summary,
                          pn.GridBox(*cells, ncols=2, sizing_mode="stretch_width"),
                          sizing_mode="stretch_width")

@@ -41,7 +41,7 @@ from ...hooks import Recorder
 from ...losses import get_loss
 from ...newton import SketchedOnlineNewton
 from ...streams import linear_classification_labels
-from ..live import LivePlot, finite
+from ..live import LivePlot, finite, plot_cell
 from ..page import Page
 from . import newton_figures as figures
 from .newton_figures import ALPHA0_LINE, LEARNERS, MAJORITY, STAR
@@ -278,9 +278,7 @@ class NewtonPage(Page):
                 model.eta, model.eta_schedule = s.eta, self.eta_schedule
             self.models[name] = model
         for name, recorder in self.recorders.items():
-            recorder.clear()
-            for event in state["shrink"][name]:
-                recorder(event)
+            recorder.replace(state["shrink"][name])
             self._hook(name)
         self.cum_loss, self.correct = dict(state["cum_loss"]), dict(state["correct"])
         self.diverged = dict(state["diverged"])
@@ -312,14 +310,8 @@ class NewtonPage(Page):
                                                                align="center"),
                  "spectrum": pn.widgets.RadioButtonGroup.from_param(p.spectrum_learner, name="",
                                                                    width=260, align="center")}
-        cells = {}
-        for name, plot in self.plots.items():
-            heading = pn.pane.Markdown(f"#### {TITLES[name]}", margin=(0, 10))
-            if name in views:
-                heading = pn.Row(heading, views[name])
-            cells[name] = pn.Column(heading, pn.pane.Markdown(EXPLAIN[name], styles={"color": "#555"},
-                                                             margin=(0, 10), height=60),
-                                    plot.pane, sizing_mode="stretch_width")
+        cells = {name: plot_cell(TITLES[name], EXPLAIN[name], plot, *([views[name]] if name in views else []))
+                 for name, plot in self.plots.items()}
         self._loss_heading = cells["loss"][0][0]
         grid = pn.GridBox(*[cells[name] for name in ("loss", "accuracy", "condition", "alpha")],
                           ncols=2, sizing_mode="stretch_width")

@@ -63,7 +63,7 @@ from ...pca import (
     pca_theory_settings,
 )
 from ...streams import changing_subspace
-from ..live import LivePlot, finite
+from ..live import LivePlot, finite, plot_cell
 from ..page import Page
 from . import pca_figures as figures
 
@@ -239,10 +239,8 @@ class AdaptivePCAPage(Page):
         self.totals = dict(state["totals"])
         for name, learner in (("adaptive", self.adaptive), ("static", self.static)):
             recorder = self.recorders[name]
-            recorder.clear()
-            for kind in ("fixed_share", "cap"):
-                for event in state["events"][name][kind]:
-                    recorder(event)
+            recorder.replace([event for kind in ("fixed_share", "cap")
+                              for event in state["events"][name][kind]])
             learner.add_hook(recorder)
 
     # -- views ----------------------------------------------------------------------------------
@@ -269,11 +267,8 @@ class AdaptivePCAPage(Page):
                                   styles={"color": "#666", "font-size": "0.9em"}, margin=(8, 10))
         heatmap_of = pn.widgets.RadioButtonGroup.from_param(self.param.heatmap_of, align="center")
         self.param.watch(lambda *_: self._update_views(), ["heatmap_of"])
-        cells = [pn.Column(pn.pane.Markdown(f"#### {TITLES[name]}", margin=(0, 10)),
-                           pn.pane.Markdown(EXPLAIN[name], styles={"color": "#555"}, margin=(0, 10),
-                                            height=60), plot.pane, sizing_mode="stretch_width")
+        cells = [plot_cell(TITLES[name], EXPLAIN[name], plot, *([heatmap_of] if name == "weights" else []))
                  for name, plot in self.plots.items()]
-        cells[2][0] = pn.Row(cells[2][0], heatmap_of)
         return pn.Column(knobs, pn.Row(paper, theory, legend), self.summary,
                          pn.GridBox(*cells, ncols=2, sizing_mode="stretch_width"),
                          sizing_mode="stretch_width")

@@ -29,7 +29,7 @@ import scipy.linalg
 from ...hooks import Recorder
 from ...metrics import sketch_condition_numbers
 from ...sketch import FrequentDirections, RobustFrequentDirections
-from ..live import LivePlot, finite
+from ..live import LivePlot, finite, plot_cell
 from ..page import Page
 from . import sketching_figures as figures
 
@@ -136,9 +136,7 @@ class SketchingPage(Page):
             self.fd[v] = FrequentDirections.from_state_dict(state["fd"][v])
             self.rfd[v] = RobustFrequentDirections.from_state_dict(state["rfd"][v])
             self.rfd[v].alpha0 = self.settings.alpha0  # hot: today's alpha0, not the snapshot's
-            self.recorders[v].clear()
-            for event in state["shrink"][v]:
-                self.recorders[v](event)
+            self.recorders[v].replace(state["shrink"][v])
             self.rfd[v].add_hook(self.recorders[v])
         seen = self._X[:self.t]
         self._gram = seen.T @ seen
@@ -155,11 +153,8 @@ class SketchingPage(Page):
             pn.widgets.Checkbox.from_param(self.param.log_spectrum, label="log scale"),
             align="center")
         self.param.watch(lambda *_: self._update_views(), ["spectrum_of", "log_spectrum"])
-        cells = [pn.Column(pn.pane.Markdown(f"#### {TITLES[name]}", margin=(0, 10)),
-                           pn.pane.Markdown(EXPLAIN[name], styles={"color": "#555"}, margin=(0, 10),
-                                            height=60), plot.pane, sizing_mode="stretch_width")
+        cells = [plot_cell(TITLES[name], EXPLAIN[name], plot, *([options] if name == "spectrum" else []))
                  for name, plot in self.plots.items()]
-        cells[0][0] = pn.Row(cells[0][0], options)
         return pn.Column(self.summary, pn.GridBox(*cells, ncols=2, sizing_mode="stretch_width"),
                          sizing_mode="stretch_width")
 
