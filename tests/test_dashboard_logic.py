@@ -15,12 +15,14 @@ from panel.io.location import Location
 
 from explorer import FrequentDirections, RobustFrequentDirections
 from explorer.dashboard import Dashboard, History, create_app
+from explorer.dashboard.live import LivePlot
 from explorer.dashboard.pages.sketching import SketchingPage, best_fd_bound, spectral_error
 from explorer.dashboard.settings import UPLOAD, Settings, apply_query
-from explorer.dashboard.transport import STALL_SECONDS, Transport
+from explorer.dashboard.transport import MAX_FRAMES_AHEAD, STALL_SECONDS, Transport
 from explorer.dashboard.upload import MAX_BYTES, MAX_COLUMNS, parse_upload
 from explorer.metrics import covariance_error, sketch_condition_numbers
 from explorer.metrics import best_fd_bound as metrics_best_fd_bound
+from explorer.plots import line_chart
 from explorer.streams import load_stream
 
 
@@ -134,16 +136,18 @@ def test_tick_paces_itself_to_the_browser_and_stops_at_the_end():
     transport.tick()
     assert app.active.t == 4
     transport.paced = True
-    transport.tick()  # the browser has shown nothing yet: one frame may be in flight
-    assert app.active.t == 8
+    for _ in range(MAX_FRAMES_AHEAD):  # the browser has shown nothing yet: frames may be in flight
+        transport.tick()
+    assert app.active.t == 4 * (1 + MAX_FRAMES_AHEAD)
     transport.tick()
-    assert app.active.t == 8  # two frames ahead: wait
+    assert app.active.t == 4 * (1 + MAX_FRAMES_AHEAD)  # too far ahead: wait
     transport.frames_shown = transport.frames_sent
     transport.tick()
-    assert app.active.t == 12
+    t = app.active.t
+    assert t == 4 * (2 + MAX_FRAMES_AHEAD)
     transport._sent_at = time.monotonic() - STALL_SECONDS - 1  # the browser went quiet
     transport.tick()  # goes on, with the rows due since the last frame (capped at 1 s)
-    assert app.active.t == 12 + 60
+    assert app.active.t == t + 60
     transport.paced = False
     transport.playing = True  # as if Play had started the callback
     transport.seek(199)
@@ -151,6 +155,27 @@ def test_tick_paces_itself_to_the_browser_and_stops_at_the_end():
     assert app.active.t == 200 and not transport.playing
     transport.play()
     assert not transport.playing and "End of the stream" in transport.status
+
+
+def test_a_held_tick_is_fed_as_soon_as_the_browser_shows_a_frame():
+    """Not a period later: waiting for the next tick left the browser idle (fewer frames/s)."""
+    app = small_app()
+    transport = app.transport
+    transport.param.update(speed=15, paced=True)
+    transport.playing = True  # as if Play had started the callback
+    for _ in range(MAX_FRAMES_AHEAD + 2):
+        transport.tick()
+    held_at = app.active.t
+    assert transport._held and transport.frames_sent == MAX_FRAMES_AHEAD + 1
+    transport.frames_shown = 1  # a frame painted, but less than a period after the last tick
+    assert app.active.t == held_at
+    transport._sent_at -= transport.period / 1000
+    transport.frames_shown = 2  # painted, a period on: the held tick goes now
+    assert app.active.t > held_at and not transport._held
+    transport.playing = False
+    t = app.active.t
+    transport.frames_shown = transport.frames_sent  # paused: a late report feeds nothing
+    assert app.active.t == t
 
 
 def test_step_and_back_pause_play_first():
@@ -412,15 +437,13 @@ def test_the_sidebar_follows_a_page_whose_task_decides_the_settings_it_uses():
 
 
 def test_a_nested_layout_change_reaches_the_browser():
-    """Panel's pane compares the layout with a shallow copy of the one it sent: LivePlot
-    must still send a change inside ``yaxis`` (the sketching page's log-scale toggle)."""
+    """A change inside ``yaxis`` (the sketching page's log-scale toggle) is sent, once."""
     page = small_app().active
     page.views  # noqa: B018
     plot = page.plots["spectrum"]
-    model = plot.pane.get_root()
     sent = []
-    model.on_change("layout", lambda attr, old, new: sent.append((new["yaxis"]["type"],
-                                                                  new["yaxis2"]["type"])))
+    plot.pane.param.watch(lambda event: sent.append((event.new["yaxis"]["type"],
+                                                     event.new["yaxis2"]["type"])), "layout")
     page.log_spectrum = False
     assert sent == [("linear", "linear")] and plot.figure.layout.yaxis.type == "linear"
     page.refresh()  # the same layout again: not re-sent
@@ -428,4 +451,23 @@ def test_a_nested_layout_change_reaches_the_browser():
     page.log_spectrum = True
     assert sent[-1] == ("log", "log")
     plot.update({}, layout={"yaxis": {"title": {"text": "σ²"}}})  # deeper still
-    assert model.layout["yaxis"]["title"]["text"] == "σ²" and len(sent) == 3
+    assert plot.pane.layout["yaxis"]["title"]["text"] == "σ²" and len(sent) == 3
+
+
+def test_live_plot_sends_every_update_and_holds_the_whole_current_state():
+    """Each update is one ``values`` event, and ``values`` holds every trace set so far, so a
+    view rendered late (or again) draws the current state. Editing the held dicts in
+    place sent nothing while playing: param saw an equal value."""
+    plot = LivePlot(line_chart([0.0], {"a": [np.nan], "b": [np.nan]}))
+    events = []
+    plot.pane.param.watch(lambda event: events.append(event.new), "values")
+    plot.update({"a": {"x": [0, 1], "y": [1.0, 2.0]}})
+    plot.update({"b": {"x": [0, 1], "y": [3.0, 4.0]}})
+    plot.update({"a": {"x": [0, 1, 2], "y": [1.0, 2.0, 5.0]}})
+    assert len(events) == 3
+    a, b = (str(plot._index[name]) for name in ("a", "b"))
+    assert list(plot.pane.values[a]["y"]) == [1.0, 2.0, 5.0]
+    assert list(plot.pane.values[b]["y"]) == [3.0, 4.0]
+    assert list(plot.trace("a").y) == [1.0, 2.0, 5.0]  # the Python figure follows too
+    with pytest.raises(ValueError, match="own name"):
+        LivePlot(line_chart([0.0], {"a": [np.nan]}).add_scatter(name="a", y=[1.0]))

@@ -1,30 +1,37 @@
-"""Live Plotly panes: build a figure once, then patch only its trace data.
+"""Live Plotly figures: build a figure once, then send only the arrays that changed.
 
-Panel's Plotly pane sends a changed trace array as a binary column and calls
-``Plotly.react`` in the browser, so the figure is not rebuilt from scratch as long as
-the traces and the layout stay the same (UX.md, "Performance"). A :class:`LivePlot`
-keeps its ``plotly.graph_objects.Figure`` and assigns new arrays to named traces; the
-pane is told once per update (``link_figure=False``: no message per edited property,
-holoviz/panel#4141). Turning the figure into a dict on every update instead would
-validate every trace again (about 8 ms per figure here, against under 1 ms).
+A :class:`LivePlot` keeps its ``plotly.graph_objects.Figure`` (validated, readable by the
+page's tests) and mirrors it in the browser through :class:`PlotlyView`, a small
+component that owns one Plotly graph div. An update sends the changed trace properties
+(numpy arrays travel as binary buffers) and, only when it changed, the layout. The
+browser applies them and redraws with ``Plotly.react`` in the next animation frame, so
+updates that arrive faster than the browser paints are merged into one redraw instead of
+queueing redraws nobody sees.
 
-A layout change is sent when the layout differs from the one the pane sent last, which
-Panel keeps as a shallow copy: a nested change (``yaxis.type``, an axis title) would edit
-a dict both share and never be sent. :meth:`LivePlot.update` therefore gives every
-top-level property it changes a fresh copy first (cheap: only when the layout changes).
+Measured with ``benchmarks/dashboard_latency.py`` (sketching page, four figures): Panel's
+Plotly pane spent 47-62 ms of ``Plotly.react`` per frame on top of its own work (a deep
+copy of the layout and a ``Plots.resize`` after every redraw; holoviz/panel's
+``models/plotly.ts``), and the page played at 7.7-9.3 frames per second. Tick labels
+are drawn with ``ticklabeloverflow="allow"``: Plotly's default ("hide past div")
+measures every label of every axis on every redraw, a quarter of a redraw here.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 import panel as pn
+import param
 import plotly.graph_objects as go
+from panel.custom import JSComponent
 from plotly.basedatatypes import BasePlotlyType
 
-__all__ = ["LivePlot", "finite", "explanation", "plot_cell"]
+__all__ = ["LivePlot", "PlotlyView", "finite", "explanation", "plot_cell"]
+
+_PLOTLY_CSS = (Path(pn.__file__).parent / "dist" / "css" / "models" / "plotly.css").read_text()
 
 CONFIG = {"displaylogo": False, "responsive": True,
           "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d"]}
@@ -36,45 +43,97 @@ def finite(values) -> np.ndarray:
     return np.where(np.isfinite(values), values, np.nan)
 
 
+class PlotlyView(JSComponent):
+    """One Plotly graph in the browser, drawn from three parameters.
+
+    ``data`` holds the traces as built (Plotly JSON), ``values`` the properties set since,
+    by trace index (``{"3": {"y": array}}``: all of them, so a view rendered late, or
+    again, draws the current state), and ``layout`` the current layout, re-sent only when
+    it changes. Plotly.js is the copy Panel serves for ``pn.extension("plotly")``, and
+    its stylesheet is Panel's, applied inside this component's shadow root.
+    """
+
+    data = param.List(default=[])
+    values = param.Dict(default={})
+    layout = param.Dict(default={})
+    config = param.Dict(default=CONFIG)
+
+    _stylesheets = [_PLOTLY_CSS]
+    _esm = """
+    export function render({ model, el }) {
+      const graph = document.createElement("div")
+      graph.style.width = "100%"
+      graph.style.height = "100%"
+      // new objects on every draw: Plotly.react keeps what it is given and diffs by identity
+      const traces = () => model.data.map((trace, i) => ({...trace, ...model.values[i]}))
+      let frame = null
+      const draw = () => {
+        frame = null
+        window.Plotly.react(graph, traces(), structuredClone(model.layout), model.config)
+      }
+      model.on(["values", "layout"], () => { if (frame === null) frame = requestAnimationFrame(draw) })
+      let width = 0
+      new ResizeObserver(entries => {
+        const now = entries[0].contentRect.width
+        if (now > 0 && now !== width && graph._fullLayout) {
+          width = now
+          window.Plotly.Plots.resize(graph)
+        }
+      }).observe(el)
+      window.Plotly.newPlot(graph, traces(), structuredClone(model.layout), model.config)
+      return graph
+    }
+    """
+
+
 class LivePlot:
-    """A Plotly pane over a figure whose traces are looked up, and patched, by name.
+    """A live Plotly view of a figure whose traces are looked up, and patched, by name.
 
     A trace's key is its ``uid`` when set (two traces may share a legend label), else its name.
     """
 
     def __init__(self, figure: go.Figure, *, height: int = 340):
+        figure.update_xaxes(ticklabeloverflow="allow")
+        figure.update_yaxes(ticklabeloverflow="allow")
         self.figure = figure
         self._index = {trace.uid or trace.name: i for i, trace in enumerate(figure.data)}
         if len(self._index) != len(figure.data):
             raise ValueError("every trace of a LivePlot needs its own name (or uid)")
-        self._layout: dict = {}
-        self.pane = pn.pane.Plotly(figure, link_figure=False, config=CONFIG, height=height,
-                                   sizing_mode="stretch_width")
+        self._values: dict[str, dict] = {}
+        self._requested: dict = {}
+        self.pane = PlotlyView(data=[trace.to_plotly_json() for trace in figure.data],
+                               layout=figure.layout.to_plotly_json(), height=height,
+                               sizing_mode="stretch_width")
 
     def update(self, traces: Mapping[str, Mapping], layout: Mapping | None = None) -> None:
         """Set the given properties (``{"trace key": {"x": ..., "y": ...}}``), then redraw once."""
         for name, properties in traces.items():
-            trace = self.figure.data[self._index[name]]
+            index = self._index[name]
+            trace = self.figure.data[index]
             for key, value in properties.items():  # plain assignment: ~3x faster than update()
                 setattr(trace, key, value)
-        if layout and layout != self._layout:  # the layout is re-sent only when it changes
-            self._detach(layout)
+            # new dicts, never edited in place: param compares the new value with the old one
+            self._values[str(index)] = {**self._values.get(str(index), {}),
+                                        **{key: _plain(trace[key]) for key in properties}}
+        changes = {"values": dict(self._values)}
+        if layout and layout != self._requested:  # the layout is re-sent only when it changes
             self.figure.update_layout(layout)
-            self._layout = copy.deepcopy(dict(layout))
-        self.pane.param.trigger("object")
-
-    def _detach(self, layout: Mapping) -> None:
-        """Give the layout properties about to change new dicts (Panel compares a shallow copy)."""
-        current = self.figure.layout
-        for key in layout:
-            if key in current and isinstance(current[key], BasePlotlyType):
-                value = current[key].to_plotly_json()  # a deep copy
-                if value:
-                    current[key] = value
+            self._requested = copy.deepcopy(dict(layout))
+            changes["layout"] = self.figure.layout.to_plotly_json()
+        self.pane.param.update(changes)
 
     def trace(self, name: str):
         """The trace whose key is ``name`` (for tests and for reading back what is drawn)."""
         return self.figure.data[self._index[name]]
+
+
+def _plain(value):
+    """A trace property as JSON-ready data (numpy arrays stay arrays: they go as binary)."""
+    if isinstance(value, BasePlotlyType):
+        return value.to_plotly_json()
+    if isinstance(value, tuple):
+        return list(value)
+    return value
 
 
 def explanation(text: str) -> pn.pane.Markdown:
