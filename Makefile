@@ -42,6 +42,7 @@ serve: $(STAMP)
 	$(VENV)/bin/explorer serve $(SERVE_ARGS)
 
 bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[bench]'
 	$(VENV)/bin/explorer bench -- $(BENCH_ARGS)
 
 venv: $(STAMP)

@@ -104,8 +104,11 @@ class _SketchCurvature:
             return v / shift if shift > 0 else np.zeros_like(v)
         B, K = self._rows(), self.inner[:r, :r]
         if shift > 0:
-            inner = np.linalg.solve(K + shift * np.eye(r), B @ v)
-            return (v - B.T @ inner) / shift
+            # LU on shift I + K each time: bordering a kept inverse row by row instead lost
+            # RFD-SON's robustness to rounding (accuracy spread over alpha0 0.13 -> 0.34)
+            matrix = K.copy()
+            matrix.flat[::r + 1] += shift
+            return (v - B.T @ np.linalg.solve(matrix, B @ v)) / shift
         values, vectors = np.linalg.eigh(K)
         keep = values > values.max() * 1e-12
         coefficients = vectors[:, keep] @ ((vectors[:, keep].T @ (B @ v)) / values[keep] ** 2)
@@ -253,7 +256,7 @@ class SketchedOnlineNewton(Observable):
 
     def predict(self, x) -> float:
         """The prediction ``w^T x`` after the slab projection: ``clip(u^T x, -C, C)``."""
-        return float(np.clip(self.u @ as_row(x, self.d), -self.C, self.C))
+        return min(max(float(self.u @ as_row(x, self.d)), -self.C), self.C)
 
     def learn(self, x, y) -> float:
         """Suffer the loss of the projected ``w_t`` on ``(x, y)``, then take the Newton step."""
