@@ -23,8 +23,9 @@ What each timing includes (the median of ``--repeats`` runs):
   only), so the parse of 20000 x 500 text features is not charged to VW's learner; "parse"
   when the difference is under a fifth of the run (VW's default learner: the parse is
   nearly all of its time, and the difference is noise).
-- RFD-SON / FULL-ON: ``predict`` + ``learn`` on every row of the in-memory arrays (no
-  parsing), single-threaded numpy in this process; data generation excluded.
+- RFD-SON / FULL-ON: ``learn`` on every row of the in-memory arrays, reading the
+  prediction it made before the update (``last_prediction``; no parsing), single-threaded
+  numpy in this process; data generation excluded.
 
 Needs ``pip install -e .[bench]`` (vowpalwabbit; only this benchmark uses it); without it
 the benchmark reports itself skipped.
@@ -93,8 +94,8 @@ def progressive_error(X: np.ndarray, y: np.ndarray, **kwargs) -> tuple[float, fl
     mistakes = 0
     start = time.perf_counter()
     for x, label in zip(X, y):
-        mistakes += np.sign(learner.predict(x)) != label
         learner.learn(x, label)
+        mistakes += np.sign(learner.last_prediction) != label  # made before the update
     return mistakes / len(y), time.perf_counter() - start
 
 

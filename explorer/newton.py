@@ -217,6 +217,7 @@ class SketchedOnlineNewton(Observable):
         self._curvature = self._make_curvature()
         self.u = np.zeros(self.d)
         self.t = 0
+        self.last_prediction = 0.0
         if self._curvature.sketch is not None:
             self._forward_events(self._curvature.sketch,
                                  lambda event: dataclasses.replace(event, t=self.t))
@@ -259,11 +260,16 @@ class SketchedOnlineNewton(Observable):
         return min(max(float(self.u @ as_row(x, self.d)), -self.C), self.C)
 
     def learn(self, x, y) -> float:
-        """Suffer the loss of the projected ``w_t`` on ``(x, y)``, then take the Newton step."""
+        """Suffer the loss of the projected ``w_t`` on ``(x, y)``, then take the Newton step.
+
+        The prediction the loss was suffered on, ``w_t^T x`` (what :meth:`predict` gave just
+        before), is kept as ``last_prediction``: progressive evaluation without a second pass
+        over ``x``.
+        """
         x = as_row(x, self.d)
         y = check_float("y", y)
         w = self._project(x)
-        z = float(w @ x)
+        z = self.last_prediction = float(w @ x)
         loss = float(self._loss.value(z, y))
         slope = float(self._loss.derivative(z, y))
         self.t += 1

@@ -188,3 +188,17 @@ def test_same_seed_same_numbers():
     run = lambda seed: losses(SketchedOnlineNewton(6, sketch="rp", m=3, alpha0=0.1, seed=seed), X, y)
     np.testing.assert_array_equal(run(5), run(5))
     assert not np.array_equal(run(5), run(6))
+
+
+@pytest.mark.parametrize("kind", ["rfd", "fd", "rp", "full"])
+def test_last_prediction_is_what_predict_gave_before_learning(kind):
+    """Progressive evaluation reads it instead of calling predict first (benchmarks)."""
+    X, y = classification_stream(n=120, d=8, seed=2)
+    learner = SketchedOnlineNewton(8, sketch=kind, m=3, alpha0=0.1, C=0.5, seed=1)
+    before, kept = [], []
+    for x, label in zip(X, y):
+        before.append(learner.predict(x))
+        learner.learn(x, label)
+        kept.append(learner.last_prediction)
+    np.testing.assert_allclose(kept, before, rtol=1e-9, atol=1e-12)
+    assert np.mean(np.abs(before) == 0.5) > 0.1  # the slab projection was exercised
