@@ -2,18 +2,19 @@
 
 A :class:`LivePlot` keeps its ``plotly.graph_objects.Figure`` (validated, readable by the
 page's tests) and mirrors it in the browser through :class:`PlotlyView`, a small
-component that owns one Plotly graph div. An update sends the changed trace properties
-(numpy arrays travel as binary buffers) and, only when it changed, the layout. The
-browser applies them and redraws with ``Plotly.react`` in the next animation frame, so
-updates that arrive faster than the browser paints are merged into one redraw instead of
-queueing redraws nobody sees.
+component that owns one Plotly graph div. An update sends the trace properties the
+pages set (numpy arrays travel as binary buffers) and, only when it changed, the layout.
+The browser redraws with ``Plotly.react`` in the next animation frame, so updates that
+arrive faster than the browser paints are merged into one redraw instead of queueing
+redraws nobody sees.
 
-Measured with ``benchmarks/dashboard_latency.py`` (sketching page, four figures): Panel's
-Plotly pane spent 47-62 ms of ``Plotly.react`` per frame on top of its own work (a deep
-copy of the layout and a ``Plots.resize`` after every redraw; holoviz/panel's
-``models/plotly.ts``), and the page played at 7.7-9.3 frames per second. Tick labels
-are drawn with ``ticklabeloverflow="allow"``: Plotly's default ("hide past div")
-measures every label of every axis on every redraw, a quarter of a redraw here.
+Measured with ``benchmarks/dashboard_latency.py`` (sketching page, four figures): with
+Panel's Plotly pane the browser spent 54-62 ms per frame in ``Plotly.react``, plus the
+pane's own work (a deep copy of the layout, a ``Plots.resize`` after every redraw;
+holoviz/panel ``models/plotly.ts``), and the page played at 7.7-8.3 frames per second;
+with this component and the pacing of :mod:`.transport`, 12-13.7. Tick labels are drawn
+with ``ticklabeloverflow="allow"``: Plotly's default ("hide past div") measures every
+label of every axis on every redraw, a quarter of ``Plotly.react`` here.
 """
 
 from __future__ import annotations
