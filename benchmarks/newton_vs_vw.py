@@ -16,7 +16,9 @@ distribution, another seed, n = 5000), as the papers tune alpha0 for their basel
 FULL-ON (the exact online Newton step, d x d, alpha0 = 1, eta tuned the same way) is the
 reference for what the sketch approximates.
 
-What each timing includes (the median of ``--repeats`` runs):
+The command line is every benchmark's (``--quick``, ``--threads``, ``--json``); all timings
+here are wall time whatever ``--clock`` says, since VW runs as a separate process. What each
+timing includes (the median of 3 runs; ``run(n=..., repeats=...)`` changes them):
 - VW, end to end: the whole ``python -m vowpalwabbit -d FILE ...`` process (start-up,
   parsing the text file, learning, progressive evaluation).
 - VW, learning: the same minus a ``--noop`` pass over the same file (start-up and parsing
@@ -33,7 +35,6 @@ the benchmark reports itself skipped.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import statistics
@@ -42,7 +43,7 @@ import sys
 import tempfile
 import time
 
-import _common  # noqa: F401  (makes explorer importable from a plain checkout)
+import _common as C  # also makes explorer importable from a plain checkout
 import numpy as np
 
 from explorer import streams
@@ -167,15 +168,14 @@ def format_results(result: dict) -> str:
     return "\n".join(lines)
 
 
-
 def _rate(value: float | None, missing: str = "parse") -> str:
     return missing if value is None else f"{value:.0f}"
 
 
+def main(argv: list[str] | None = None) -> int:
+    return C.script_main(argv, doc=__doc__, run=run, format_results=format_results,
+                         passed_key=CORRECTNESS_KEY)
+
+
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="n = 2000, m = 10 only, one timing")
-    parser.add_argument("--n", type=int, default=20000)
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
-    print(format_results(run(quick=args.quick, n=args.n, repeats=args.repeats)))
+    sys.exit(main())

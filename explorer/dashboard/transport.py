@@ -20,12 +20,12 @@ next period. So a slow browser (or a busy server) gets fewer plot updates per se
 the same rows per second, instead of a backlog that would make Pause answer seconds
 late; after ``STALL_SECONDS`` without news from the browser play goes on regardless.
 
-Measured on the sketching page (``benchmarks/dashboard_latency.py``): a held tick that
-waited for the next period (67 ms) left the browser idle a quarter of the time, and one
-frame ahead instead of two left it waiting for the server's next tick (about 20 ms) after
-every frame; the rate went from 10.7 to 12.7 frames per second with both. Two frames
-ahead cost nothing on screen: the figures draw the latest data once per animation frame
-(:class:`~.live.PlotlyView`).
+Measured on the sketching page with the frame counter of ``benchmarks/dashboard_latency.py``:
+a held tick that waited for the next period (67 ms) left the browser idle a quarter of the
+time, and one frame ahead instead of two left it waiting for the server's next tick (about
+20 ms) after every frame; the rate went from 9.6-10.1 to 12.6-12.8 frames per second with
+both changes (10.7-11.2 with the first alone). Two frames ahead cost nothing on screen:
+the figures draw the latest data once per animation frame (:class:`~.live.PlotlyView`).
 
 The logic runs without a browser: ``transport.step()``, ``back()``, ``tick()`` and
 ``reset()`` are plain methods (``tests/test_dashboard_logic.py``).
