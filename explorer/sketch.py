@@ -53,6 +53,31 @@ def _svd(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return sigma, (U.T if wide else Vt)
 
 
+_EPS = np.finfo(float).eps
+# |entries| of a buffer whose Gram matrix B B^T neither overflows nor loses rows to underflow
+_GRAM_SAFE_RANGE = (1e-100, 1e100)
+
+
+def gram_shrink(gram: np.ndarray, columns: int, m: int) -> tuple[np.ndarray, float, np.ndarray]:
+    """FD's shrink of a wide buffer ``B`` (fewer rows than columns) from ``B B^T`` alone.
+
+    ``B B^T = U Lambda U^T`` gives ``v_i^T = u_i^T B / sigma_i``, so the kept row
+    ``sqrt(sigma_i^2 - delta) v_i^T`` is ``w_i^T B`` with ``w_i = sqrt(1 - delta /
+    lambda_i) u_i``: no division by a small singular value. Eigenvalues below ``columns *
+    eps * lambda_max`` are rounding, not rank, and count as 0. An r x r eigenproblem
+    instead of the SVD of the r x columns buffer: 28 against 134 us at 20 x 500.
+
+    Returns ``(squared, delta, W)``: the squared singular values (descending), FD's delta
+    and the weights whose product ``W @ B`` is the kept rows.
+    """
+    lam, U = np.linalg.eigh(gram)  # numpy's: far less overhead than scipy's at 20 x 20
+    lam, U = lam[::-1], U[:, ::-1]
+    lam = np.where(lam > columns * _EPS * max(lam[0], 0.0), lam, 0.0)
+    delta, shrunk = shrink_amounts(lam, m)
+    keep = shrunk.size
+    return lam, delta, (U[:, :keep] * np.sqrt(shrunk / lam[:keep])).T
+
+
 def shrink_amounts(squared: np.ndarray, m: int) -> tuple[float, np.ndarray]:
     """FD's shrink from the squared singular values (descending) of a full buffer.
 
@@ -116,7 +141,16 @@ class FrequentDirections(Observable):
     # -- the stream ---------------------------------------------------------------
     def update(self, x) -> None:
         """Add one row ``x`` (length d)."""
-        self._insert(as_row(x, self.d)[None, :])
+        self._insert_row(as_row(x, self.d))
+
+    def _insert_row(self, row: np.ndarray) -> None:
+        """One validated row: :meth:`_insert` without its batching (a round of SON)."""
+        self.n_seen += 1
+        if row.any():
+            self._buffer[self._filled] = row
+            self._filled += 1
+            if self._filled == self.capacity:
+                self._shrink()
 
     def extend(self, X) -> None:
         """Add the rows of ``X`` (n x d) in order; same result as ``update`` row by row."""
@@ -138,7 +172,15 @@ class FrequentDirections(Observable):
         self.n_seen = seen_before + X.shape[0]
 
     def _shrink(self) -> None:
-        sigma, Vt = _svd(self._buffer[:self._filled])
+        """A wide buffer within the Gram-safe range shrinks through ``B B^T``
+        (:func:`gram_shrink`, 3-4x faster); a tall or extreme one through LAPACK's SVD."""
+        B = self._buffer[:self._filled]
+        size = np.abs(B).max()
+        if B.shape[0] < B.shape[1] and _GRAM_SAFE_RANGE[0] < size < _GRAM_SAFE_RANGE[1]:
+            squared, delta, weights = gram_shrink(B @ B.T, B.shape[1], self.m)
+            self._commit_shrink(np.sqrt(squared), delta, weights @ B)
+            return
+        sigma, Vt = _svd(B)
         delta, shrunk = shrink_amounts(sigma ** 2, self.m)
         self._commit_shrink(sigma, delta, np.sqrt(shrunk)[:, None] * Vt[:shrunk.size])
 

@@ -144,24 +144,27 @@ def test_run_all_survives_a_broken_benchmark(bench, tmp_path, monkeypatch, capsy
     assert "fine table" in capsys.readouterr().out
 
 
-def test_newton_vs_vw_tunes_eta_on_the_validation_stream_only():
-    """The tuned eta is the grid's best on the validation stream (another seed), and the
-    progressive error counts the prediction made before each example is learned."""
+def test_newton_vs_vw_tunes_on_the_validation_stream_only():
+    """The tuned setting is the grid's best on the validation stream (another seed), and
+    the progressive error counts the prediction made before each example is learned."""
     sys.path.insert(0, str(BENCHMARKS_DIR))
     try:
         vw = importlib.import_module("newton_vs_vw")
     finally:
         sys.path.remove(str(BENCHMARKS_DIR))
     validation = vw.make_stream(300, 12, seed=vw.VALIDATION_SEED)
-    son = dict(sketch="rfd", m=4, loss="squared", alpha0=0.0)
-    grid = (0.0, 16.0, 256.0)
-    errors = [vw.progressive_error(*validation, eta=eta, **son)[0] for eta in grid]
-    assert vw.tune_eta(validation, grid=grid, **son) == grid[int(np.argmin(errors))]
+    son = dict(sketch="rfd", m=4, loss="logistic")
+    grid = {"eta": (0.0, 16.0, 256.0), "C": (1.0, 10.0)}
+    points = vw.grid_points(grid)
+    assert len(points) == 6 and {"eta": 256.0, "C": 1.0} in points
+    errors = [vw.progressive_error(*validation, **point, **son)[0] for point in points]
+    assert len(set(errors)) > 1  # the grid is a real choice on this stream
+    assert vw.tune(validation, grid, **son) == points[int(np.argmin(errors))]
     X, y = validation
     error, _ = vw.progressive_error(X[:1], y[:1], eta=0.0, **son)
     assert error == 1.0  # the untrained learner predicts 0, which is neither label
-    rows = [{"learner": "RFD-SON, eta tuned", "loss": "squared", "m": 4, "eta": 16.0,
-             "error": 0.125, "learning_examples_per_second": 2e4}]
+    rows = [{"learner": "RFD-SON, tuned", "loss": "squared", "m": 4, "alpha0": 10.0,
+             "eta": 0.25, "C": 10.0, "error": 0.125, "learning_examples_per_second": 2e4}]
     table = vw.format_results({"n": 300, "d": 12, "repeats": 1, "vw_noop_seconds": 0.1,
                                "load_average": 0.5, "rows": rows})
-    assert "0.1250" in table and "20000" in table
+    assert "0.1250" in table and "20000" in table and "0.25" in table

@@ -56,6 +56,24 @@ def test_woodbury_solve_equals_dense_solve(kind, m, seed, alpha0, fast):
     np.testing.assert_allclose(learner.condition_number(), np.linalg.cond(H), rtol=1e-6)
 
 
+@pytest.mark.parametrize("kind", ["rfd", "fd", "rp"])
+def test_an_all_zero_example_changes_nothing_but_t(kind):
+    """x = 0 gives g = 0, which is not added to the sketch. (It used to overwrite the last
+    row of the kept K = B B^T with zeros, so later solves were wrong.)"""
+    X, y = classification_stream(n=40, d=7)
+    with_zeros = SketchedOnlineNewton(7, sketch=kind, m=3, alpha0=0.1, seed=0)
+    without = SketchedOnlineNewton(7, sketch=kind, m=3, alpha0=0.1, seed=0)
+    for i, (x, label) in enumerate(zip(X, y)):
+        if i % 7 == 3:
+            with_zeros.learn(np.zeros(7), label)
+        with_zeros.learn(x, label)
+        without.learn(x, label)
+    np.testing.assert_array_equal(with_zeros.u, without.u)
+    v = np.random.default_rng(1).standard_normal(7)
+    np.testing.assert_allclose(with_zeros.solve(v), np.linalg.solve(dense_curvature(with_zeros), v),
+                               rtol=1e-8)
+
+
 def test_pseudo_inverse_before_the_first_shrink():
     """JMLR convention: alpha0 = 0 and alpha = 0 until a shrink; H^+ on the sketch's span."""
     learner = SketchedOnlineNewton(5, sketch="rfd", m=4, alpha0=0.0)
@@ -74,9 +92,10 @@ def test_projection_lands_on_the_slab(seed, kind, C):
     X, y = classification_stream(n=50, d=5, seed=seed)
     learner = SketchedOnlineNewton(5, sketch=kind, m=3, alpha0=1e-2, C=C, seed=seed)
     for x, label in zip(X * 5, y):  # large inputs push u^T x off the slab
-        w = learner._project(x)
-        assert abs(w @ x) <= C * (1 + 1e-9)
-        assert learner.predict(x) == pytest.approx(w @ x, abs=1e-9 * C)
+        w, z = learner._project(x)
+        assert z == pytest.approx(w @ x, abs=1e-9 * C)
+        assert abs(z) <= C * (1 + 1e-9)
+        assert learner.predict(x) == pytest.approx(z, abs=1e-9 * C)
         learner.learn(x, label)
 
 
@@ -86,7 +105,7 @@ def test_projection_is_the_h_norm_minimizer():
     learner = SketchedOnlineNewton(4, sketch="rfd", m=3, alpha0=0.1)
     losses(learner, X, y)
     x = 10 * X[0]
-    w = learner._project(x)
+    w, _ = learner._project(x)
     H = dense_curvature(learner)
     rng = np.random.default_rng(0)
     for _ in range(200):
@@ -172,15 +191,46 @@ def test_save_load_continue_equals_never_stopping(kind):
     straight, stopped = make(), make()
     losses(straight, X[:40], y[:40])
     losses(stopped, X[:40], y[:40])
-    file = io.BytesIO()
-    save_state(stopped, file)
-    file.seek(0)
-    resumed = load_state(file)
+    resumed = saved_and_loaded(stopped)
     np.testing.assert_array_equal(losses(straight, X[40:], y[40:]), losses(resumed, X[40:], y[40:]))
     recorder = Recorder()
     resumed.add_hook(recorder)
     losses(resumed, X[:10], y[:10])
     assert len(recorder.events("step")) == 10
+
+
+def saved_and_loaded(learner):
+    file = io.BytesIO()
+    save_state(learner, file)
+    file.seek(0)
+    return load_state(file)
+
+
+def test_resuming_mid_buffer_carries_the_cholesky_factor_bit_for_bit():
+    """FD-SON with a small alpha0 turns last-bit differences into different weights, so a
+    state must restore the bordered Cholesky factor itself, not refactor K (which once made
+    the dashboard's "back" differ from never going back)."""
+    X, y = classification_stream(n=200, d=12)
+    straight = SketchedOnlineNewton(12, sketch="fd", m=4, alpha0=1e-3)
+    stopped = SketchedOnlineNewton(12, sketch="fd", m=4, alpha0=1e-3)
+    losses(straight, X[:22], y[:22])
+    losses(stopped, X[:22], y[:22])
+    resumed = saved_and_loaded(stopped)
+    losses(straight, X[22:], y[22:])
+    losses(resumed, X[22:], y[22:])
+    np.testing.assert_array_equal(straight.u, resumed.u)
+
+
+def test_a_state_saved_without_the_factor_still_loads():
+    """States saved before the Cholesky factor was kept: it is refactored from K."""
+    X, y = classification_stream(n=30, d=6)
+    learner = SketchedOnlineNewton(6, sketch="rfd", m=3, alpha0=0.5)
+    losses(learner, X, y)
+    state = {k: v for k, v in learner.state_dict().items() if "factor" not in k}
+    resumed = SketchedOnlineNewton.from_state_dict(state)
+    v = np.arange(6.0)
+    np.testing.assert_allclose(resumed.solve(v), np.linalg.solve(dense_curvature(learner), v),
+                               rtol=1e-10)
 
 
 def test_same_seed_same_numbers():

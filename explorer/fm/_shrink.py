@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..sketch import FrequentDirections, _svd, shrink_amounts
-
-_EPS = np.finfo(float).eps
+from ..sketch import FrequentDirections, _svd, gram_shrink, shrink_amounts
 
 
 class _PartMemo:
@@ -61,8 +59,8 @@ def _shrink(part: FrequentDirections, memo: _PartMemo) -> None:
     The result is FD's: ``delta = sigma_m^2``; rows become ``sqrt(max(sigma_i^2 - delta, 0))
     v_i^T`` for i < m, the rest exactly zero. A buffer with no more columns than rows
     uses LAPACK's SVD as :class:`~explorer.sketch.FrequentDirections` does. A wide one
-    (the usual case) uses the small Gram matrix instead: ``B B^T = U Lambda U^T`` gives
-    ``v_i^T = u_i^T B / sigma_i``, so a kept row is ``sqrt(1 - delta / lambda_i) u_i^T B``.
+    (the usual case) shrinks through the small Gram matrix ``B B^T``
+    (:func:`~explorer.sketch.gram_shrink`).
     When the rows added since the last shrink are sparse, ``B = [C; S]`` with ``C`` the
     kept rows (``C C^T`` known from the memo) and ``S`` touching few columns, so building
     ``B B^T`` costs O(m nnz) and the only O(m^2 d) work is ``U_C^T C``.
@@ -95,17 +93,12 @@ def _shrink(part: FrequentDirections, memo: _PartMemo) -> None:
         else:
             gram = B @ B.T
             sparse = None
-        lam, U = np.linalg.eigh(gram)  # numpy's: far less overhead than scipy's at 20 x 20
-        lam, U = lam[::-1], U[:, ::-1]
-        lam = np.where(lam > columns * _EPS * max(lam[0], 0.0), lam, 0.0)
-        sigma = np.sqrt(lam)
-        delta, shrunk = shrink_amounts(lam, m)
-        keep = shrunk.size
-        W = (U[:, :keep] * np.sqrt(shrunk / lam[:keep])).T
+        squared, delta, W = gram_shrink(gram, columns, m)
+        sigma, shrunk = np.sqrt(squared), squared[:W.shape[0]] - delta
         if sparse is None:
             new_rows = W @ B
         else:
-            new_rows = W[:, :k] @ B[:k] if k else np.zeros((keep, columns))
+            new_rows = W[:, :k] @ B[:k] if k else np.zeros((W.shape[0], columns))
             new_rows[:, columns_used] += W[:, k:] @ S
     part._commit_shrink(sigma, delta, new_rows)
     memo.gram_diag = shrunk.copy()
