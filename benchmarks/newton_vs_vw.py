@@ -28,9 +28,9 @@ timing includes (the median of 3 runs; ``run(n=..., repeats=...)`` changes them)
   only), so the parse of 20000 x 500 text features is not charged to VW's learner; "parse"
   when the difference is under a fifth of the run (VW's default learner: the parse is
   nearly all of its time, and the difference is noise).
-- RFD-SON / FULL-ON: ``learn`` on every row of the in-memory arrays, reading the
-  prediction it made before the update (``last_prediction``; no parsing), single-threaded
-  numpy in this process; data generation excluded.
+- RFD-SON / FULL-ON: ``learn_many`` over the in-memory arrays (the rows are checked once,
+  then learned one by one, returning the prediction made before each update; no parsing),
+  single-threaded numpy in this process; data generation excluded.
 
 Needs ``pip install -e .[bench]`` (vowpalwabbit; only this benchmark uses it); without it
 the benchmark reports itself skipped.
@@ -99,12 +99,10 @@ def run_vw(path: str, extra: list[str], n: int, repeats: int, noop_seconds: floa
 def progressive_error(X: np.ndarray, y: np.ndarray, **kwargs) -> tuple[float, float]:
     """(mistakes / n, seconds) of predict-then-learn over the stream."""
     learner = SketchedOnlineNewton(X.shape[1], **kwargs)
-    mistakes = 0
     start = time.perf_counter()
-    for x, label in zip(X, y):
-        learner.learn(x, label)
-        mistakes += np.sign(learner.last_prediction) != label  # made before the update
-    return mistakes / len(y), time.perf_counter() - start
+    _, predictions = learner.learn_many(X, y, return_predictions=True)  # each before its update
+    seconds = time.perf_counter() - start
+    return float(np.mean(np.sign(predictions) != y)), seconds
 
 
 def run_son(X: np.ndarray, y: np.ndarray, repeats: int, **kwargs) -> dict:

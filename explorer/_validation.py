@@ -55,6 +55,19 @@ def as_rows(X, d: int, name: str = "X") -> np.ndarray:
     return X
 
 
+def as_labeled_rows(X, y, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` as finite rows (n, d) and ``y`` as n finite labels, for ``learn_many``."""
+    X = as_rows(X, d)
+    try:
+        y = np.asarray(y, dtype=float)
+    except (TypeError, ValueError):
+        y = np.full(1, np.nan)
+    if y.shape != (X.shape[0],) or not np.isfinite(y).all():
+        raise ValueError(f"y must be {X.shape[0]} finite numbers (one per row of X), "
+                         f"got shape {y.shape} (or non-finite values)")
+    return X, y
+
+
 def as_matrix(X, name: str = "X") -> np.ndarray:
     """``X`` as a finite 2-D float matrix with at least one column (any number of rows)."""
     X = _as_float_array(X, name)

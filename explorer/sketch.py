@@ -141,16 +141,19 @@ class FrequentDirections(Observable):
     # -- the stream ---------------------------------------------------------------
     def update(self, x) -> None:
         """Add one row ``x`` (length d)."""
-        self._insert_row(as_row(x, self.d))
+        row = as_row(x, self.d)
+        if row.any():
+            self._insert_row(row)
+        else:
+            self.n_seen += 1  # an all-zero row would occupy no row
 
     def _insert_row(self, row: np.ndarray) -> None:
-        """One validated row: :meth:`_insert` without its batching (a round of SON)."""
+        """One validated non-zero row: :meth:`_insert` without its batching (a round of SON)."""
         self.n_seen += 1
-        if row.any():
-            self._buffer[self._filled] = row
-            self._filled += 1
-            if self._filled == self.capacity:
-                self._shrink()
+        self._buffer[self._filled] = row
+        self._filled += 1
+        if self._filled == self.capacity:
+            self._shrink()
 
     def extend(self, X) -> None:
         """Add the rows of ``X`` (n x d) in order; same result as ``update`` row by row."""

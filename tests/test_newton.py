@@ -74,6 +74,38 @@ def test_an_all_zero_example_changes_nothing_but_t(kind):
                                rtol=1e-8)
 
 
+@pytest.mark.parametrize("kind", ["rfd", "fd", "rp", "full"])
+def test_learn_many_is_a_loop_of_learn(kind):
+    X, y = classification_stream(n=50, d=6)
+    looped = SketchedOnlineNewton(6, sketch=kind, m=3, alpha0=0.1, seed=2, loss="logistic")
+    batched = SketchedOnlineNewton(6, sketch=kind, m=3, alpha0=0.1, seed=2, loss="logistic")
+    expected, predictions = [], []
+    for x, label in zip(X, y):
+        expected.append(looped.learn(x, label))
+        predictions.append(looped.last_prediction)
+    losses, made = batched.learn_many(X, y, return_predictions=True)
+    np.testing.assert_array_equal(losses, expected)
+    np.testing.assert_array_equal(made, predictions)
+    np.testing.assert_array_equal(batched.u, looped.u)
+    assert batched.t == looped.t == 50
+
+
+@pytest.mark.parametrize("X, y, message", [
+    (np.ones((3, 5)), np.ones(3), "d = 6 columns"),
+    (np.ones((3, 6)), np.ones(2), "y must be 3 finite numbers"),
+    (np.ones((3, 6)), [1.0, np.nan, 1.0], "y must be 3 finite numbers"),
+    (np.vstack([np.ones(6), np.full(6, np.inf)]), np.ones(2), "row 1 contains NaN or inf"),
+])
+def test_learn_many_rejects_bad_input_before_learning_anything(X, y, message):
+    learner = SketchedOnlineNewton(6, m=3)
+    learner.learn(np.arange(6.0), 1.0)
+    before = learner.state_dict()
+    with pytest.raises(ValueError, match=message):
+        learner.learn_many(X, y)
+    for key, value in learner.state_dict().items():
+        np.testing.assert_array_equal(value, before[key], err_msg=key)
+
+
 def test_pseudo_inverse_before_the_first_shrink():
     """JMLR convention: alpha0 = 0 and alpha = 0 until a shrink; H^+ on the sketch's span."""
     learner = SketchedOnlineNewton(5, sketch="rfd", m=4, alpha0=0.0)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import as_row, as_rows, check_float, check_int
+from .._validation import as_labeled_rows, as_row, as_rows, check_float, check_int
 from ..hooks import Observable, ShrinkEvent, StepEvent
 from ..losses import LOSSES, get_loss
 from ..state import check_kind, stateful
@@ -100,14 +100,7 @@ class _LinearLearner(Observable):
 
         Every row and label is checked first: on bad input nothing is learned.
         """
-        X = as_rows(X, self.d)
-        try:
-            y = np.asarray(y, dtype=float)
-        except (TypeError, ValueError):
-            y = np.full(1, np.nan)
-        if y.shape != (X.shape[0],) or not np.isfinite(y).all():
-            raise ValueError(f"y must be {X.shape[0]} finite numbers (one per row of X), "
-                             f"got shape {y.shape} (or non-finite values)")
+        X, y = as_labeled_rows(X, y, self.d)
         return np.array([self._learn_row(x, float(label)) for x, label in zip(X, y)])
 
     def _learn_row(self, x: np.ndarray, y: float) -> float:
