@@ -12,6 +12,8 @@ A linear learner predicting ``z = w^T x`` gets its gradient as ``derivative(z, y
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.special import expit
 
@@ -29,6 +31,14 @@ class Loss:
 
     def derivative(self, z, y):
         raise NotImplementedError
+
+    def value_and_derivative(self, z: float, y: float) -> tuple[float, float]:
+        """Both at one prediction, as Python floats: a learner's per-round path.
+
+        Subclasses override it with scalar arithmetic where numpy's per-call overhead would
+        be most of a round's loss evaluation (about 1.5 us against 0.2 us).
+        """
+        return float(self.value(z, y)), float(self.derivative(z, y))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -54,6 +64,10 @@ class SquaredLoss(Loss):
     def derivative(self, z, y):
         return 2.0 * (np.asarray(z, dtype=float) - y)
 
+    def value_and_derivative(self, z: float, y: float) -> tuple[float, float]:
+        residual = z - y
+        return residual * residual, 2.0 * residual
+
 
 class LogisticLoss(Loss):
     r"""Logistic loss :math:`\log(1 + e^{-y z})` for labels in {-1, +1}.
@@ -74,6 +88,14 @@ class LogisticLoss(Loss):
     def derivative(self, z, y):
         y = np.asarray(y, dtype=float)
         return -y * expit(-y * z)
+
+    def value_and_derivative(self, z: float, y: float) -> tuple[float, float]:
+        margin = -y * z  # loss log(1 + e^margin), derivative -y sigma(margin), both stably
+        if margin > 0:
+            tail = math.exp(-margin)
+            return margin + math.log1p(tail), -y / (1.0 + tail)
+        tail = math.exp(margin)
+        return math.log1p(tail), -y * tail / (1.0 + tail)
 
 
 class AbsoluteLoss(Loss):

@@ -348,8 +348,7 @@ class SketchedOnlineNewton(Observable):
     def _learn_row(self, x: np.ndarray, y: float) -> float:
         w, z = self._project(x)
         self.last_prediction = z
-        loss = float(self._loss.value(z, y))
-        slope = float(self._loss.derivative(z, y))
+        loss, slope = self._loss.value_and_derivative(z, y)
         self.t += 1
         if slope != 0.0:
             g = slope * x

@@ -54,8 +54,6 @@ def _svd(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 _EPS = np.finfo(float).eps
-# |entries| of a buffer whose Gram matrix B B^T neither overflows nor loses rows to underflow
-_GRAM_SAFE_RANGE = (1e-100, 1e100)
 
 
 def gram_shrink(gram: np.ndarray, columns: int, m: int) -> tuple[np.ndarray, float, np.ndarray]:
@@ -175,11 +173,11 @@ class FrequentDirections(Observable):
         self.n_seen = seen_before + X.shape[0]
 
     def _shrink(self) -> None:
-        """A wide buffer within the Gram-safe range shrinks through ``B B^T``
-        (:func:`gram_shrink`, 3-4x faster); a tall or extreme one through LAPACK's SVD."""
+        """A wide buffer shrinks through ``B B^T`` (:func:`gram_shrink`, 3-4x faster), a
+        tall one through LAPACK's SVD. (Both square the singular values, so both lose
+        rows whose entries are below ~1e-162, where the squares underflow.)"""
         B = self._buffer[:self._filled]
-        size = np.abs(B).max()
-        if B.shape[0] < B.shape[1] and _GRAM_SAFE_RANGE[0] < size < _GRAM_SAFE_RANGE[1]:
+        if B.shape[0] < B.shape[1]:
             squared, delta, weights = gram_shrink(B @ B.T, B.shape[1], self.m)
             self._commit_shrink(np.sqrt(squared), delta, weights @ B)
             return

@@ -46,6 +46,16 @@ def test_losses_are_vectorized_and_nonnegative(name, z, y):
         assert derivatives[i] == loss.derivative(zi, y)
 
 
+@pytest.mark.parametrize("name", sorted(LOSSES))
+@given(z=st.floats(-2000, 2000, allow_nan=False), y=st.sampled_from([-1.0, 1.0, 0.5, -3.0]))
+def test_the_scalar_path_gives_the_vectorized_numbers(name, z, y):
+    loss = get_loss(name)
+    value, derivative = loss.value_and_derivative(z, y)
+    assert type(value) is float and type(derivative) is float
+    assert value == pytest.approx(float(loss.value(z, y)), rel=1e-14, abs=1e-300)
+    assert derivative == pytest.approx(float(loss.derivative(z, y)), rel=1e-14, abs=1e-300)
+
+
 def test_logistic_is_stable_for_huge_margins():
     loss = get_loss("logistic")
     z = np.array([-1e4, -50.0, 0.0, 50.0, 1e4])
