@@ -168,3 +168,21 @@ def test_newton_vs_vw_tunes_on_the_validation_stream_only():
     table = vw.format_results({"n": 300, "d": 12, "repeats": 1, "vw_noop_seconds": 0.1,
                                "load_average": 0.5, "rows": rows})
     assert "0.1250" in table and "20000" in table and "0.25" in table
+
+
+def test_newton_rounds_tiny():
+    """RFD-SON against FULL-ON: keys, positive rates, and the m > d equality check."""
+    sys.path.insert(0, str(BENCHMARKS_DIR))
+    try:
+        rounds = importlib.import_module("newton_rounds")
+    finally:
+        sys.path.remove(str(BENCHMARKS_DIR))
+    result = rounds.run(grid_d=(30,), grid_m=(4,), full_rounds={30: 5}, budget=1e-3, repeats=1,
+                        check_rounds=30, progress=False)
+    (config,) = result["configs"]
+    assert config["rfd_per_s"] > 0 and config["full_per_s"] > 0
+    assert config["rfd_rounds"] % 5 == 0  # whole shrink periods of m + 1 rounds
+    assert result["check_sketch_larger_than_d_equals_full"]["max_loss_gap"] <= 1e-8
+    assert result["all_checks_pass"]
+    assert "RFD-SON / FULL-ON" in rounds.format_results(result)
+
