@@ -268,3 +268,23 @@ def test_each_family_page_loads_steps_and_redraws(server, page, key):
     page.wait_for_function("() => /[?&]t=2(&|$)/.test(location.search)")
     assert query(page)["page"] == key
     assert real_errors(errors) == []
+
+
+def test_the_newton_pages_slab_comes_from_the_link_and_its_input_restarts_the_race(server, page):
+    """The slab C of the sketched Newton page (lesson 3, "How wide a slab?") round-trips
+    through the URL, and typing a new one restarts the race with it."""
+    errors = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(server["url"] + "?page=newton&n=300&d=20&son_loss=logistic&slab=10&t=5")
+    page.locator(".js-plotly-plot .plot-container.plotly").first.wait_for()
+    counter(page, 5).wait_for()
+    page.get_by_text("clip(wᵀx, −10, 10)").wait_for()
+    slab = page.locator(".bk-input-group", has_text="slab C").locator("input")
+    assert slab.input_value() == "10"
+    slab.fill("5")
+    slab.press("Enter")
+    page.get_by_text("clip(wᵀx, −5, 5)").wait_for()
+    page.wait_for_function("() => /[?&]slab=5(\\.0)?(&|$)/.test(location.search)")
+    counter(page, 0).wait_for()  # a restart option: back to t = 0
+    assert real_errors(errors) == []

@@ -41,7 +41,7 @@ def small_app(**settings) -> Dashboard:
 
 
 def direct_run(name, X, y, *, m=4, alpha0=0.5, eta=0.1, loss="squared", seed=0, fast=True,
-               adagrad_eta=0.1):
+               adagrad_eta=0.1, C=1.0):
     """The learner run by hand: (learner, cumulative loss, correct signs)."""
     d = X.shape[1]
     if name == "ADAGRAD":
@@ -49,7 +49,7 @@ def direct_run(name, X, y, *, m=4, alpha0=0.5, eta=0.1, loss="squared", seed=0, 
     else:
         kind = {"RFD-SON": "rfd", "FD-SON": "fd", "RP-SON": "rp", "FULL-ON": "full"}[name]
         learner = SketchedOnlineNewton(d, sketch=kind, m=m, alpha0=alpha0, eta=eta, loss=loss,
-                                       seed=seed, fast=fast)
+                                       seed=seed, fast=fast, C=C)
     total, correct = 0.0, 0
     for x, label in zip(X, y):
         correct += learner.predict(x) * label > 0
@@ -59,9 +59,9 @@ def direct_run(name, X, y, *, m=4, alpha0=0.5, eta=0.1, loss="squared", seed=0, 
 
 # -- numbers ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("loss", ["squared", "logistic"])
-def test_recorded_numbers_match_the_learners_run_directly(loss):
-    page = small_page(son_loss=loss)
+@pytest.mark.parametrize("loss, slab", [("squared", 1.0), ("logistic", 1.0), ("logistic", 10.0)])
+def test_recorded_numbers_match_the_learners_run_directly(loss, slab):
+    page = small_page(son_loss=loss, slab=slab)
     for _ in range(7):
         page.step()
     page.step(40)
@@ -69,11 +69,11 @@ def test_recorded_numbers_match_the_learners_run_directly(loss):
     X = load_stream("low rank + noise", n=200, d=12, seed=0)
     y, _ = linear_classification_labels(X, flip=0.05, seed=0)
     w_star = best_fixed_predictor(X, y, loss)
-    star = get_loss(loss).value(np.clip(X[:47] @ w_star, -1, 1), y[:47]).sum()
+    star = get_loss(loss).value(np.clip(X[:47] @ w_star, -slab, slab), y[:47]).sum()
     point = page.history.last()
     assert point["loss_star"] == pytest.approx(star)
     for name in LEARNERS:
-        learner, total, correct = direct_run(name, X[:47], y[:47], loss=loss)
+        learner, total, correct = direct_run(name, X[:47], y[:47], loss=loss, C=slab)
         key = KEYS[name]
         assert point[f"loss_{key}"] == pytest.approx(total, rel=1e-9)
         assert point[f"regret_{key}"] == pytest.approx(total - star, rel=1e-9)
@@ -160,6 +160,10 @@ def test_page_options_restart_or_apply_hot():
     assert np.isnan(page.history["loss_fd"][-1]) and np.isfinite(page.history["loss_rfd"][-1])
     page.label_noise = 0.2
     assert page.t == 0 and page.y.shape == (200,)
+    transport.step(10)
+    page.slab = 10.0
+    assert page.t == 0 and page.models["RFD-SON"].C == 10.0
+    assert any("clip(wᵀx, −10, 10)" in note for note in page.notes)
     # without a dashboard the page restarts itself
     alone = small_page()
     alone.step(20)
@@ -287,12 +291,12 @@ def test_page_options_go_in_the_url_and_bad_values_are_refused():
     location = Location()
     app.sync_url(location)
     location.update_query(**app.url_query())
-    assert {"son_loss", "learners", "fast", "label_noise", "eta_schedule", "adagrad_eta",
+    assert {"son_loss", "slab", "learners", "fast", "label_noise", "eta_schedule", "adagrad_eta",
             "loss_view", "spectrum_learner"} <= set(app.url_query())
     location.update_query(son_loss="logistic", adagrad_eta=0.2)
     assert app.active.son_loss == "logistic" and app.active.models["ADAGRAD"].eta == 0.2
     page = app.active
-    for name, value in (("label_noise", 2.0), ("adagrad_eta", 0.0), ("son_loss", "hinge"),
+    for name, value in (("label_noise", 2.0), ("adagrad_eta", 0.0), ("son_loss", "hinge"), ("slab", 0.0),
                         ("learners", ["OJA-SON"]), ("spectrum_learner", "FULL-ON")):
         with pytest.raises(ValueError):
             setattr(page, name, value)

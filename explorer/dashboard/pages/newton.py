@@ -13,7 +13,7 @@ The labels are ``sign(w_*^T x)`` for a random unit ``w_*`` drawn from the seed, 
 flipped with probability ``label_noise`` (:func:`explorer.streams.linear_classification_labels`),
 so a link reproduces them. Every step the page records, per learner: the cumulative loss
 and the regret against ``w*``, the best fixed linear predictor in hindsight (fit once per
-stream on all rows; its predictions clipped to [-C, C] = [-1, 1] like the learners'); the
+stream on all rows; its predictions clipped to [-C, C] like the learners'); the
 online accuracy (the sign of the prediction made before the label is seen); the
 condition number of ``H`` (``condition_number()``: O(m^3) for the sketches) and alpha.
 The spectrum shows the eigenvalues of the chosen sketched learner's ``H`` beside the
@@ -23,7 +23,8 @@ over its own gradients (kept as a running d x d sum only while d <= ``ORACLE_MAX
 Shared settings: the stream, seed, m, alpha0 and eta. eta (the extra curvature weight
 :math:`\mu + \eta`) and alpha0 are hot: a learner continues from its ``state_dict`` with
 the new value (for FULL-ON, :math:`H^{-1}` is re-inverted with the new alpha0 in O(d^3)).
-Page options: ``son_loss`` (the loss), ``learners``, ``fast`` and ``label_noise`` restart the race;
+Page options: ``son_loss`` (the loss), ``slab`` (C), ``learners``, ``fast`` and ``label_noise``
+restart the race;
 ``eta_schedule`` and ``adagrad_eta`` are hot; ``loss_view`` and ``spectrum_learner`` only
 change what is drawn.
 """
@@ -52,8 +53,6 @@ SKETCH_OF = {"RFD-SON": "rfd", "FD-SON": "fd", "RP-SON": "rp", "FULL-ON": "full"
 SKETCHED = ("RFD-SON", "FD-SON", "RP-SON")
 KEYS = {"RFD-SON": "rfd", "FD-SON": "fd", "RP-SON": "rp", "FULL-ON": "full", "ADAGRAD": "adagrad"}
 """The short name of each learner in the history columns (``regret_rfd``, ``kappa_full``...)."""
-C = 1.0
-"""The slab radius: every learner's prediction is clipped to [-C, C] (ALGORITHMS.md section 3)."""
 ORACLE_MAX_D = 100
 """Above this d the exact spectrum (a d x d running sum per sketched learner) is not kept."""
 HOT = ("eta_schedule", "adagrad_eta")
@@ -62,7 +61,7 @@ TITLES = {"loss": "Regret against the best fixed predictor", "accuracy": "Online
           "alpha": "α over time", "spectrum": "Spectrum of H"}
 EXPLAIN = {
     "loss": "Cumulative loss minus that of w*, the best fixed linear predictor in hindsight "
-            "(fit on the whole stream, predictions clipped to [−1, 1] as the learners' are). "
+            "(fit on the whole stream, predictions clipped to [−C, C] as the learners' are, C the slab). "
             "Flat means as good as w*; the online Newton step's guarantee is O(d log T).",
     "accuracy": "Fraction of rows whose label the learner got right before seeing it "
                 "(sign of its prediction). Grey: w* (dashed) and always guessing the "
@@ -87,10 +86,14 @@ class NewtonPage(Page):
              "the conditioning of each preconditioner as **m**, **α₀** and **η** change.")
     uses = ("dataset", "n", "d", "seed", "m", "alpha0", "eta")
     hot = ("alpha0", "eta")
-    restart = ("son_loss", "learners", "fast", "label_noise")
+    restart = ("son_loss", "slab", "learners", "fast", "label_noise")
 
     son_loss = param.Selector(default="squared", objects=["squared", "logistic"],
                           doc="Loss l(wᵀx, y) of every learner (restarts).")
+    slab = param.Number(default=1.0, bounds=(0.1, 100.0),
+                        doc="The slab |wᵀx| ≤ C: every SON learner's prediction is clipped to "
+                            "[-C, C] (ALGORITHMS.md section 3). With the logistic loss a wider "
+                            "slab lets the loss's curvature act (lesson 3) (restarts).")
     learners = param.ListSelector(default=list(LEARNERS), objects=list(LEARNERS),
                                   doc="Which learners race (restarts).")
     fast = param.Boolean(default=True, doc="Fast (doubling-space) FD/RFD sketches, Algorithm 6 "
@@ -116,7 +119,7 @@ class NewtonPage(Page):
         self.y, _ = linear_classification_labels(X, flip=self.label_noise, seed=self.settings.seed)
         self._loss = get_loss(self.son_loss)
         w_star = best_fixed_predictor(X, self.y, self.son_loss)
-        z_star = np.clip(X @ w_star, -C, C)
+        z_star = np.clip(X @ w_star, -self.slab, self.slab)
         self._star_loss = np.cumsum(self._loss.value(z_star, self.y))
         self._star_correct = np.cumsum(z_star * self.y > 0)
         self._majority = np.maximum(np.cumsum(self.y > 0), np.cumsum(self.y < 0))
@@ -138,7 +141,7 @@ class NewtonPage(Page):
         if name == "ADAGRAD":
             return AdaGrad(d, variant="diag", method="cmd", eta=self.adagrad_eta, loss=self.son_loss)
         return SketchedOnlineNewton(d, sketch=SKETCH_OF[name], m=s.m, alpha0=s.alpha0, eta=s.eta,
-                                    C=C, fast=self.fast, loss=self.son_loss,
+                                    C=self.slab, fast=self.fast, loss=self.son_loss,
                                     eta_schedule=self.eta_schedule, seed=s.seed)
 
     def _advance(self, rows: np.ndarray) -> None:
@@ -202,13 +205,15 @@ class NewtonPage(Page):
     def _notes(self) -> list[str]:
         s, d = self.settings, self._X.shape[1]
         notes = [(f"Labels: y = sign(vᵀx) for a random unit vector v (seed {s.seed}), "
-                  f"{100 * self.label_noise:g}% of them flipped. The learners play clip(wᵀx, −1, 1); "
+                  f"{100 * self.label_noise:g}% of them flipped. The learners play "
+                  f"clip(wᵀx, −{self.slab:g}, {self.slab:g}); "
                   f"ADAGRAD uses its own step size η = {self.adagrad_eta:g} (the shared η is "
                   f"SON's curvature weight μ + η).")]
         if self.son_loss == "logistic" and "ADAGRAD" in self.active:
-            notes.append("Logistic loss: the SON learners stay in the slab |wᵀx| ≤ 1 (loss ≥ "
-                         "log(1 + e⁻¹) ≈ 0.31 a row), as w* does here; ADAGRAD is not confined, "
-                         "so its regret can go below 0.")
+            notes.append(f"Logistic loss: the SON learners stay in the slab |wᵀx| ≤ {self.slab:g} "
+                         f"(loss ≥ log(1 + e^−{self.slab:g}) ≈ {np.log1p(np.exp(-self.slab)):.2g} "
+                         f"a row), as w* does here; ADAGRAD is not confined, so its regret can go "
+                         f"below 0.")
         if not self.active:
             notes.append("No learner is selected: tick at least one above the plots.")
         if s.m >= d:
@@ -296,6 +301,7 @@ class NewtonPage(Page):
         p = self.param
         options = pn.Row(
             pn.widgets.RadioButtonGroup.from_param(p.son_loss, name="loss ↻", width=170),
+            pn.widgets.FloatInput.from_param(p.slab, name="slab C ↻", width=90),
             pn.widgets.CheckButtonGroup.from_param(p.learners, name="learners ↻"),
             pn.widgets.Checkbox.from_param(p.fast, name="fast sketches ↻", align="end"),
             pn.widgets.FloatSlider.from_param(p.label_noise, name="label noise ↻", width=150),
