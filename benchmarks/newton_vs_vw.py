@@ -1,7 +1,7 @@
 """RFD-SON against Vowpal Wabbit's sketched Newton (OjaNewton) and VW's default learner.
 
-    python benchmarks/newton_vs_vw.py            # n = 20000, m in {5, 10, 20}: ~3 minutes
-    python benchmarks/newton_vs_vw.py --quick    # n = 2000, m = 10: ~15 s
+    python benchmarks/newton_vs_vw.py            # n = 20000, m in {5, 10, 20}: ~6 minutes
+    python benchmarks/newton_vs_vw.py --quick    # n = 2000, m = 10: ~40 s
 
 The stream (issue 4): d = 500, n = 20000, x ~ N(1, Sigma) with eigenvalues 100 j^-2 in a
 random basis, labels sign(w*^T x) for a random unit w*, 5% flipped; written once in VW's
