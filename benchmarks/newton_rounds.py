@@ -2,9 +2,9 @@
 
 For d in (500, 5000) and m in (5, 10, 20), one seeded classification stream (``x_t`` a
 rank-10 signal plus noise, ``_common.make_stream``, so no d x d matrix is built; labels
-``sign(w*^T x)`` for a random unit ``w*``, 5% flipped) is fed through
-``SketchedOnlineNewton.learn_many`` with the logistic loss and the setting the Vowpal Wabbit
-benchmark tuned (alpha0 = 100, eta = 0.25, slab C = 10):
+``sign(w*^T x)`` for a random unit ``w*``, 5% flipped: ``linear_classification_labels``)
+is fed through ``SketchedOnlineNewton.learn_many`` with the logistic loss and the setting
+the Vowpal Wabbit benchmark tuned (alpha0 = 100, eta = 0.25, slab C = 10):
 
 - RFD-SON (fast RFD, Algorithm 6): O(md) per round plus a 2m x 2m eigendecomposition every
   m + 1 rounds;
@@ -36,6 +36,7 @@ import _common as C  # noqa: E402  (also makes `explorer` importable)
 import numpy as np  # noqa: E402
 
 from explorer.newton import SketchedOnlineNewton  # noqa: E402
+from explorer.streams import linear_classification_labels  # noqa: E402
 
 #: the setting benchmarks/newton_vs_vw.py tuned for RFD-SON with the logistic loss
 SETTING = {"loss": "logistic", "alpha0": 100.0, "eta": 0.25, "C": 10.0}
@@ -49,9 +50,7 @@ SETTINGS = {
 
 def classification_stream(n: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     X = C.make_stream(n, d, seed=seed)
-    rng = np.random.default_rng(seed + 1)
-    y = np.where(X @ rng.standard_normal(d) >= 0, 1.0, -1.0)
-    y[rng.random(n) < 0.05] *= -1.0
+    y, _ = linear_classification_labels(X, flip=0.05, seed=seed + 1)
     return X, y
 
 

@@ -38,19 +38,28 @@ def _svd(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Singular values (descending) and right singular vectors (rows of ``Vt``) of ``B``.
 
     LAPACK's divide and conquer (gesdd) first; on its rare non-convergence, the slower
-    but more robust gesvd. A wide buffer (fewer rows than columns, the usual case) is
-    decomposed as its transpose: the same factors, but LAPACK gets a tall Fortran-ordered
-    matrix with no copy, which measured 1.1-2x faster (benchmarks/README.md).
+    but more robust gesvd. The sketches call it for tall buffers only (no more columns
+    than rows); a wide one shrinks through :func:`gram_shrink`.
     """
-    wide = B.shape[0] < B.shape[1]
-    matrix = B.T if wide else B
     try:
-        U, sigma, Vt = scipy.linalg.svd(matrix, full_matrices=False, check_finite=False,
+        _, sigma, Vt = scipy.linalg.svd(B, full_matrices=False, check_finite=False,
                                         lapack_driver="gesdd")
     except np.linalg.LinAlgError:
-        U, sigma, Vt = scipy.linalg.svd(matrix, full_matrices=False, check_finite=False,
+        _, sigma, Vt = scipy.linalg.svd(B, full_matrices=False, check_finite=False,
                                         lapack_driver="gesvd")
-    return sigma, (U.T if wide else Vt)
+    return sigma, Vt
+
+
+def svd_shrink(B: np.ndarray, m: int) -> tuple[np.ndarray, float, np.ndarray]:
+    """FD's shrink of a tall buffer ``B`` through its SVD (:func:`gram_shrink` for a wide one).
+
+    Returns ``(squared, delta, kept_rows)``: the squared singular values (descending),
+    FD's delta and the rows ``sqrt(sigma_i^2 - delta) v_i^T`` that the shrink keeps.
+    """
+    sigma, Vt = _svd(B)
+    squared = sigma ** 2
+    delta, shrunk = shrink_amounts(squared, m)
+    return squared, delta, np.sqrt(shrunk)[:, None] * Vt[:shrunk.size]
 
 
 _EPS = np.finfo(float).eps
@@ -179,11 +188,10 @@ class FrequentDirections(Observable):
         B = self._buffer[:self._filled]
         if B.shape[0] < B.shape[1]:
             squared, delta, weights = gram_shrink(B @ B.T, B.shape[1], self.m)
-            self._commit_shrink(np.sqrt(squared), delta, weights @ B)
-            return
-        sigma, Vt = _svd(B)
-        delta, shrunk = shrink_amounts(sigma ** 2, self.m)
-        self._commit_shrink(sigma, delta, np.sqrt(shrunk)[:, None] * Vt[:shrunk.size])
+            kept_rows = weights @ B
+        else:
+            squared, delta, kept_rows = svd_shrink(B, self.m)
+        self._commit_shrink(np.sqrt(squared), delta, kept_rows)
 
     def _commit_shrink(self, sigma: np.ndarray, delta: float, kept_rows: np.ndarray) -> None:
         """Store the rows a shrink keeps (zeroing the rest), account for delta, tell hooks.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..sketch import FrequentDirections, _svd, gram_shrink, shrink_amounts
+from ..sketch import FrequentDirections, gram_shrink, svd_shrink
 
 
 class _PartMemo:
@@ -58,7 +58,8 @@ def _shrink(part: FrequentDirections, memo: _PartMemo) -> None:
 
     The result is FD's: ``delta = sigma_m^2``; rows become ``sqrt(max(sigma_i^2 - delta, 0))
     v_i^T`` for i < m, the rest exactly zero. A buffer with no more columns than rows
-    uses LAPACK's SVD as :class:`~explorer.sketch.FrequentDirections` does. A wide one
+    uses LAPACK's SVD (:func:`~explorer.sketch.svd_shrink`), as
+:class:`~explorer.sketch.FrequentDirections` does. A wide one
     (the usual case) shrinks through the small Gram matrix ``B B^T``
     (:func:`~explorer.sketch.gram_shrink`).
     When the rows added since the last shrink are sparse, ``B = [C; S]`` with ``C`` the
@@ -69,9 +70,7 @@ def _shrink(part: FrequentDirections, memo: _PartMemo) -> None:
     rows, columns = B.shape
     m = part.m
     if columns <= rows:
-        sigma, Vt = _svd(B)
-        delta, shrunk = shrink_amounts(sigma ** 2, m)
-        new_rows = np.sqrt(shrunk)[:, None] * Vt[:shrunk.size]
+        squared, delta, new_rows = svd_shrink(B, m)
     else:
         sparse = memo.sparse
         k = rows - len(sparse) if sparse is not None else rows
@@ -94,12 +93,11 @@ def _shrink(part: FrequentDirections, memo: _PartMemo) -> None:
             gram = B @ B.T
             sparse = None
         squared, delta, W = gram_shrink(gram, columns, m)
-        sigma, shrunk = np.sqrt(squared), squared[:W.shape[0]] - delta
         if sparse is None:
             new_rows = W @ B
         else:
             new_rows = W[:, :k] @ B[:k] if k else np.zeros((W.shape[0], columns))
             new_rows[:, columns_used] += W[:, k:] @ S
-    part._commit_shrink(sigma, delta, new_rows)
-    memo.gram_diag = shrunk.copy()
+    part._commit_shrink(np.sqrt(squared), delta, new_rows)
+    memo.gram_diag = squared[:new_rows.shape[0]] - delta
     memo.sparse = []
