@@ -25,3 +25,14 @@ def pytest_collectstart(collector):
     """Extend the output types nbval ignores when comparing a notebook's cells."""
     if hasattr(collector, "skip_compare"):  # nbval's notebook collector (IPyNbFile)
         collector.skip_compare = tuple(collector.skip_compare) + SKIPPED_OUTPUT_TYPES
+
+
+def pytest_collection_modifyitems(items):
+    """Mark every notebook cell ``blas_kernels``: what a lesson prints must not depend on
+    the CPU, so ``make test`` runs the notebooks again under another OpenBLAS kernel
+    (with the tests marked the same way: resume and determinism)."""
+    import pytest
+
+    for item in items:
+        if type(item).__name__ == "IPyNbCell":  # nbval's notebook cell item
+            item.add_marker(pytest.mark.blas_kernels)

@@ -6,8 +6,9 @@ Subcommands:
     Serve the dashboard (:mod:`explorer.dashboard`) on 127.0.0.1 unless ``--address``
     says otherwise, and open it in the browser unless ``--no-show``.
 ``explorer lab [--port N] [--no-browser]``
-    Open the lesson notebooks (the repository's ``lessons/`` folder) in JupyterLab,
-    listening on 127.0.0.1 unless ``--ip`` says otherwise.
+    Open JupyterLab at the repository's root with its ``lessons/`` folder shown first
+    (``notebooks/`` and ``benchmarks/`` are one click up), listening on 127.0.0.1 unless
+    ``--ip`` says otherwise.
 ``explorer bench [-- ARGS ...]``
     Run ``benchmarks/run_all.py`` with the same Python, passing ``ARGS`` on
     (``explorer bench -- --quick`` for a smoke run).
@@ -36,7 +37,7 @@ __all__ = ["REPO_ROOT", "LESSONS_DIR", "BENCHMARKS_SCRIPT", "lab_command", "buil
 
 #: The source checkout this package was imported from (editable install or repository).
 REPO_ROOT = Path(__file__).resolve().parent.parent
-#: The lesson notebooks ``explorer lab`` opens.
+#: The lesson notebooks ``explorer lab`` shows first.
 LESSONS_DIR = REPO_ROOT / "lessons"
 #: The script ``explorer bench`` runs.
 BENCHMARKS_SCRIPT = REPO_ROOT / "benchmarks" / "run_all.py"
@@ -45,6 +46,7 @@ BENCHMARKS_SCRIPT = REPO_ROOT / "benchmarks" / "run_all.py"
 def lab_command(
     notebook_dir: Path,
     *,
+    start_in: str | None = None,
     port: int | None = None,
     ip: str = "127.0.0.1",
     open_browser: bool = True,
@@ -52,15 +54,21 @@ def lab_command(
 ) -> list[str]:
     """Return the argument list that starts JupyterLab on ``notebook_dir``.
 
+    ``start_in``, a folder inside ``notebook_dir``, is where the browser opens: its file
+    browser shows that folder, and the rest of ``notebook_dir`` stays one click up.
+
     JupyterLab runs as ``python -m jupyterlab`` with this interpreter, so its kernels see
     the same environment (and the same ``explorer``) as this command. Without ``port``,
     JupyterLab picks its default (8888, or the next free port). JupyterLab refuses to run
     as root unless ``allow_root`` (containers and CI machines often are root).
 
-    >>> lab_command(Path("lessons"), port=8900, open_browser=False)[1:]
-    ['-m', 'jupyterlab', '--notebook-dir=lessons', '--ip=127.0.0.1', '--port=8900', '--no-browser']
+    >>> lab_command(Path("repo"), start_in="lessons", port=8900, open_browser=False)[1:]
+    ['-m', 'jupyterlab', '--notebook-dir=repo', '--ServerApp.default_url=/lab/tree/lessons', '--ip=127.0.0.1', '--port=8900', '--no-browser']
     """
-    command = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={notebook_dir}", f"--ip={ip}"]
+    command = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={notebook_dir}"]
+    if start_in:
+        command.append(f"--ServerApp.default_url=/lab/tree/{start_in}")
+    command.append(f"--ip={ip}")
     if port is not None:
         command.append(f"--port={port}")
     if not open_browser:
@@ -105,12 +113,13 @@ def _lab(args: argparse.Namespace) -> int:
     notebook_dir = Path(args.notebook_dir)
     if not notebook_dir.is_dir():
         sys.exit(
-            f"explorer lab: no notebook folder at {notebook_dir}.\n"
+            f"explorer lab: no folder at {notebook_dir}.\n"
             "The lessons ship with the source repository, not with an installed package: "
             "clone the repository and run `make lab` in it (or pass --notebook-dir DIR)."
         )
+    start_in = LESSONS_DIR.name if (notebook_dir / LESSONS_DIR.name).is_dir() else None
     command = lab_command(
-        notebook_dir, port=args.port, ip=args.ip, open_browser=not args.no_browser, allow_root=_running_as_root()
+        notebook_dir, start_in=start_in, port=args.port, ip=args.ip, open_browser=not args.no_browser, allow_root=_running_as_root()
     )
     return _run_until_done(command)
 
@@ -119,13 +128,14 @@ def _add_lab(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "lab",
         help="open the lesson notebooks in JupyterLab",
-        description="Open the lesson notebooks in JupyterLab (Ctrl-C twice to stop).",
+        description="Open JupyterLab at the repository root, showing lessons/ first (Ctrl-C twice to stop).",
     )
     parser.add_argument("--port", type=_port, default=None, help="port to listen on (default: JupyterLab's, 8888)")
     parser.add_argument("--ip", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     parser.add_argument("--no-browser", action="store_true", help="do not open a web browser")
     parser.add_argument(
-        "--notebook-dir", default=str(LESSONS_DIR), metavar="DIR", help="folder to open (default: %(default)s)"
+        "--notebook-dir", default=str(REPO_ROOT), metavar="DIR",
+        help="JupyterLab's root folder (default: the repository, %(default)s); its lessons/ opens first"
     )
     parser.set_defaults(run=_lab)
 

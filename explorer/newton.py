@@ -1,4 +1,4 @@
-r"""Sketched online Newton step: RFD-SON, FD-SON, RP-SON and FULL-ON (ALGORITHMS.md section 3).
+r"""Sketched online Newton step: RFD-SON, FD-SON, RP-SON and FULL-ON (docs/algorithms.md section 3).
 
 The online Newton step keeps the curvature matrix
 ``H_t = alpha_0 I + sum_{s<=t} (mu + eta_s) g_s g_s^T`` and moves along ``-H_t^{-1} g_t``.
@@ -29,7 +29,7 @@ from ._validation import as_labeled_rows, as_row, check_float, check_int
 from .hooks import Observable, StepEvent
 from .losses import get_loss
 from .sketch import FrequentDirections, RandomProjectionSketch, RobustFrequentDirections
-from .state import check_kind, stateful
+from .state import check_kind, copy_array, stateful
 
 __all__ = ["SketchedOnlineNewton", "SKETCHES", "default_mu"]
 
@@ -175,7 +175,7 @@ class _SketchCurvature:
         return float((eigenvalues[-1] + shift) / smallest) if smallest > 0 else np.inf
 
     def state_dict(self) -> dict:
-        return {"inner": self.inner.copy(), "factor": self.factor.copy(),
+        return {"inner": copy_array(self.inner), "factor": copy_array(self.factor),
                 "factored": self.factored,
                 **{f"sketch.{k}": v for k, v in self.sketch.state_dict().items()}}
 
@@ -214,7 +214,7 @@ class _FullCurvature:
         return float(np.linalg.cond(self.inverse))
 
     def state_dict(self) -> dict:
-        return {"inverse": self.inverse.copy()}
+        return {"inverse": copy_array(self.inverse)}
 
     def load(self, state: dict) -> None:
         self.inverse[:] = np.asarray(state["inverse"], dtype=float)

@@ -1,7 +1,7 @@
 """Matrix sketches: Frequent Directions, Robust FD, Generalized FD, random projection.
 
 All of them summarize a stream of rows ``a_t`` in R^d by a small matrix ``B`` whose
-Gram matrix approximates ``A^T A`` (ALGORITHMS.md sections 1, 2 and 6). Memory is O(md):
+Gram matrix approximates ``A^T A`` (docs/algorithms.md sections 1, 2 and 6). Memory is O(md):
 no d x d array is ever formed, except by :meth:`gram`, which exists for inspection.
 
 References
@@ -9,7 +9,7 @@ References
 - Liberty (2013); Ghashami, Liberty, Phillips, Woodruff (2016): Frequent Directions and
   its doubling-space variant ("fast FD").
 - Luo, Chen, Zhang, Li (2017), *Online learning via regularized frequent directions*,
-  Algorithms 1-3; Luo et al. (JMLR 2019), *Robust frequent directions*, Theorems 1-4.
+  Algorithms 1-4; Luo et al. (JMLR 2019), *Robust frequent directions*, Theorems 1-4.
 - Luo et al. (KDD 2018), *Sketched follow-the-regularized-leader for online factorization
   machine*, Algorithm 2 (Generalized FD).
 """
@@ -24,7 +24,7 @@ import scipy.linalg
 
 from ._validation import as_row, as_rows, check_float, check_int
 from .hooks import Observable, ShrinkEvent
-from .state import check_kind, stateful
+from .state import check_kind, copy_array, stateful
 
 __all__ = [
     "FrequentDirections",
@@ -248,7 +248,7 @@ class FrequentDirections(Observable):
     def state_dict(self) -> dict:
         """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
         return {"kind": type(self).__name__, "d": self.d, "m": self.m, "fast": self.fast,
-                "buffer": self._buffer.copy(), "filled": self._filled, "n_seen": self.n_seen,
+                "buffer": copy_array(self._buffer), "filled": self._filled, "n_seen": self.n_seen,
                 "n_shrinks": self.n_shrinks, "delta_total": self.delta_total,
                 **self._extra_state()}
 
@@ -282,7 +282,7 @@ class FrequentDirections(Observable):
 
 @stateful
 class RobustFrequentDirections(FrequentDirections):
-    r"""Robust Frequent Directions (Luo et al. 2017, Algorithms 2-3; JMLR 2019).
+    r"""Robust Frequent Directions (Luo et al. 2017, Algorithms 3-4; JMLR 2019, Algorithm 2).
 
     Frequent Directions plus one scalar: at every shrink ``alpha += delta / 2``,
     starting from ``alpha0 >= 0``; ``B^T B + alpha I`` approximates ``A^T A + alpha0 I``.
@@ -473,7 +473,7 @@ class RandomProjectionSketch(Observable):
 
     def state_dict(self) -> dict:
         return {"kind": type(self).__name__, "d": self.d, "m": self.m,
-                "buffer": self._buffer.copy(), "n_seen": self.n_seen,
+                "buffer": copy_array(self._buffer), "n_seen": self.n_seen,
                 "rng": json.dumps(self._rng.bit_generator.state)}
 
     @classmethod

@@ -1,4 +1,4 @@
-"""ADA-FULL, ADA-DIAG, ADA-FD, ADA-FFD (PDS and CMD), OGD, Adam: ALGORITHMS.md section 4.
+"""ADA-FULL, ADA-DIAG, ADA-FD, ADA-FFD (PDS and CMD), OGD, Adam: docs/algorithms.md section 4.
 
 The oracle is a dense, literal transcription of Wan & Zhang's algorithms (d x d matrices,
 a matrix square root by eigh, a linear solve); the guarantees are those of the paper:
@@ -425,6 +425,7 @@ def test_same_input_same_numbers(name):
 
 
 @pytest.mark.parametrize("name", sorted(MAKERS))
+@pytest.mark.blas_kernels
 def test_save_load_continue_equals_never_stopping(name):
     X = decaying_spectrum(40, 5, seed=16)
     y, _ = linear_regression_targets(X, seed=17)

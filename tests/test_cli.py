@@ -44,7 +44,7 @@ def test_lab_defaults():
     assert args.port is None
     assert args.ip == "127.0.0.1"
     assert args.no_browser is False
-    assert Path(args.notebook_dir) == cli.LESSONS_DIR
+    assert Path(args.notebook_dir) == cli.REPO_ROOT
 
 
 def test_lessons_dir_is_the_repository_folder():
@@ -79,9 +79,9 @@ def test_lab_command_allows_root_only_when_asked(tmp_path):
     assert "--allow-root" in cli.lab_command(tmp_path, allow_root=True)
 
 
-def test_lab_without_lessons_says_why(tmp_path, monkeypatch):
-    missing = tmp_path / "lessons"
-    monkeypatch.setattr(cli, "LESSONS_DIR", missing)
+def test_lab_without_its_folder_says_why(tmp_path, monkeypatch):
+    missing = tmp_path / "checkout"
+    monkeypatch.setattr(cli, "REPO_ROOT", missing)
     monkeypatch.setattr(cli, "_run_until_done", lambda *a, **k: pytest.fail("must not start JupyterLab"))
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["lab", "--no-browser"])
@@ -90,13 +90,15 @@ def test_lab_without_lessons_says_why(tmp_path, monkeypatch):
     assert "make lab" in message
 
 
-def test_lab_runs_jupyterlab_on_the_lessons(tmp_path, monkeypatch):
+def test_lab_runs_jupyterlab_on_the_repository(tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(cli, "LESSONS_DIR", tmp_path)
+    (tmp_path / "lessons").mkdir()
+    monkeypatch.setattr(cli, "REPO_ROOT", tmp_path)
     monkeypatch.setattr(cli, "_run_until_done", lambda command, cwd=None: calls.append(command) or 0)
     assert cli.main(["lab", "--port", "8911", "--no-browser"]) == 0
     (command,) = calls
-    assert command == cli.lab_command(tmp_path, port=8911, open_browser=False, allow_root=cli._running_as_root())
+    assert command == cli.lab_command(tmp_path, start_in="lessons", port=8911, open_browser=False,
+                                      allow_root=cli._running_as_root())
 
 
 def test_bench_without_script_says_why(tmp_path, monkeypatch):
@@ -215,3 +217,15 @@ def test_serve_defaults_to_localhost_and_parses_its_options():
     assert (args.port, args.no_show) == (5100, True)
     with pytest.raises(SystemExit):
         build_parser().parse_args(["serve", "--port", "0"])
+
+
+def test_lab_opens_the_repository_root_at_the_lessons(tmp_path, monkeypatch):
+    """make lab: JupyterLab's root is the repository (notebooks/ and benchmarks/ reachable),
+    and the browser opens on lessons/ (issue 12)."""
+    (tmp_path / "lessons").mkdir()
+    started = []
+    monkeypatch.setattr(cli, "_run_until_done", lambda command, cwd=None: started.append(command) or 0)
+    assert cli.main(["lab", "--notebook-dir", str(tmp_path), "--no-browser"]) == 0
+    command = started[0]
+    assert f"--notebook-dir={tmp_path}" in command
+    assert "--ServerApp.default_url=/lab/tree/lessons" in command

@@ -1,4 +1,4 @@
-"""Convex FM learners (ALGORITHMS.md section 6): S-FTRL on Generalized FD, FTRL, OGD.
+"""Convex FM learners (docs/algorithms.md section 6): S-FTRL on Generalized FD, FTRL, OGD.
 
 The paper's guarantees and identities, asserted on random streams: GFD's error bound for
 the sketch S-FTRL keeps, S-FTRL = FTRL once m >= d + 2, the prediction formula against an
@@ -356,6 +356,7 @@ def test_defaults_are_the_authors_settings():
     assert FTRLFM(3).eta == 0.02 and OGDFM(3).eta == 0.5
 
 
+@pytest.mark.blas_kernels
 def test_same_data_same_numbers_bit_for_bit():
     first = synthetic_ratings(3000, n_users=60, n_items=90, seed=11)
     second = synthetic_ratings(3000, n_users=60, n_items=90, seed=11)
@@ -368,6 +369,7 @@ def test_same_data_same_numbers_bit_for_bit():
 
 
 @pytest.mark.parametrize("make", LEARNERS)
+@pytest.mark.blas_kernels
 def test_save_load_continue_equals_never_stopping(make):
     rng = np.random.default_rng(4)
     rows = [(rng.choice(5, 2, replace=False), np.array([1.0, -1.0])) if t % 3 else rng.standard_normal(5)

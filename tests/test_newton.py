@@ -1,4 +1,7 @@
-"""Sketched online Newton (ALGORITHMS.md section 3): exactness, Woodbury, projection, robustness."""
+"""Sketched online Newton (docs/algorithms.md section 3).
+
+Exactness, Woodbury, projection, robustness.
+"""
 
 import io
 
@@ -216,6 +219,7 @@ def test_bad_parameters_name_the_parameter(kwargs, message):
 
 
 @pytest.mark.parametrize("kind", ["rfd", "fd", "rp", "full"])
+@pytest.mark.blas_kernels
 def test_save_load_continue_equals_never_stopping(kind):
     X, y = classification_stream(n=80, d=5)
     make = lambda: SketchedOnlineNewton(5, sketch=kind, m=3, alpha0=0.1, seed=4,
@@ -238,6 +242,7 @@ def saved_and_loaded(learner):
     return load_state(file)
 
 
+@pytest.mark.blas_kernels
 def test_resuming_mid_buffer_carries_the_cholesky_factor_bit_for_bit():
     """FD-SON with a small alpha0 turns last-bit differences into different weights, so a
     state must restore the bordered Cholesky factor itself, not refactor K (which once made
@@ -253,6 +258,7 @@ def test_resuming_mid_buffer_carries_the_cholesky_factor_bit_for_bit():
     np.testing.assert_array_equal(straight.u, resumed.u)
 
 
+@pytest.mark.blas_kernels
 def test_a_state_saved_without_the_factor_still_loads():
     """States saved before the Cholesky factor was kept: it is refactored from K."""
     X, y = classification_stream(n=30, d=6)
@@ -265,6 +271,7 @@ def test_a_state_saved_without_the_factor_still_loads():
                                rtol=1e-10)
 
 
+@pytest.mark.blas_kernels
 def test_same_seed_same_numbers():
     X, y = classification_stream(n=100, d=6)
     run = lambda seed: losses(SketchedOnlineNewton(6, sketch="rp", m=3, alpha0=0.1, seed=seed), X, y)

@@ -1,4 +1,4 @@
-"""The guarantees of ALGORITHMS.md section 5 (Yuan & Lamperski), asserted on random inputs."""
+"""The guarantees of docs/algorithms.md section 5 (Yuan & Lamperski), asserted on random inputs."""
 
 import io
 
@@ -387,6 +387,7 @@ def test_no_event_is_built_without_a_listener(monkeypatch):
         pca.learn(X[0])
 
 
+@pytest.mark.blas_kernels
 def test_same_seed_same_numbers_and_seeds_differ():
     X, _ = changing_subspace(n_segments=2, segment_length=30, n=8, seed=6)
     _, first, e1 = run_pca(X, 2, seed=42)
@@ -454,6 +455,7 @@ def test_bad_input_raises_and_leaves_the_state_unchanged(name):
 
 
 @pytest.mark.parametrize("name", LEARNERS)
+@pytest.mark.blas_kernels
 def test_save_load_continue_equals_never_stopping(name):
     make, draw = LEARNERS[name]
     rng = np.random.default_rng(8)

@@ -1,4 +1,4 @@
-"""The guarantees of ALGORITHMS.md sections 1, 2 and 6, asserted on random streams."""
+"""The guarantees of docs/algorithms.md sections 1, 2 and 6, asserted on random streams."""
 
 import io
 
@@ -98,7 +98,7 @@ def test_rfd_condition_number_theorem_4(case):
 
 
 def test_theorem_4_needs_rank_deficiency():
-    """ALGORITHMS.md: with full-rank A, kappa(M_RFD) <= kappa(M) can fail (d = m = 3)."""
+    """Full-rank A, d = m = 3: kappa(M_RFD) <= kappa(M) can fail (docs/algorithms.md section 2)."""
     rng = np.random.default_rng(7)
     for _ in range(200):
         A = rng.standard_normal((3, 3))
@@ -155,7 +155,7 @@ def test_extend_equals_update_row_by_row(case):
 
 @pytest.mark.parametrize("fast", [False, True])
 def test_rows_past_the_kept_ones_are_exactly_zero(fast):
-    """No 1e-8 "ghost" row survives a shrink (ALGORITHMS.md section 1, step 3)."""
+    """No 1e-8 "ghost" row survives a shrink (docs/algorithms.md section 1, step 3)."""
     rng = np.random.default_rng(0)
     sk = FrequentDirections(30, 5, fast=fast)
     for a in rng.standard_normal((200, 30)):
@@ -315,6 +315,7 @@ def test_bad_parameters_name_the_parameter(kwargs, message):
     lambda: GeneralizedFrequentDirections(6, 3, fast=True),
     lambda: RandomProjectionSketch(6, 3, seed=11),
 ])
+@pytest.mark.blas_kernels
 def test_save_load_continue_equals_never_stopping(make):
     rng = np.random.default_rng(8)
     A, B = rng.standard_normal((20, 6)), rng.standard_normal((20, 6))
@@ -344,6 +345,7 @@ def test_load_state_refuses_unknown_or_foreign_state():
         load_state(file)
 
 
+@pytest.mark.blas_kernels
 def test_random_projection_is_deterministic_by_seed_and_unbiased():
     A = np.random.default_rng(9).standard_normal((30, 5))
     first, second = (sketch_of_rp(A, seed=3) for _ in range(2))

@@ -28,6 +28,7 @@ def empirical_eigenvalues(X):
 
 
 @given(seed=seeds, n=sizes, d=sizes)
+@pytest.mark.blas_kernels
 def test_synthetic_generators_are_deterministic_by_seed(seed, n, d):
     for make in (lambda s: low_rank_plus_noise(n, d, rank=1, seed=s),
                  lambda s: decaying_spectrum(n, d, seed=s),
@@ -38,6 +39,7 @@ def test_synthetic_generators_are_deterministic_by_seed(seed, n, d):
 
 
 @given(seed=seeds, n=sizes, d=sizes)
+@pytest.mark.blas_kernels
 def test_labels_are_deterministic_by_seed(seed, n, d):
     X = decaying_spectrum(n, d, seed=0)
     y1, beta1 = linear_regression_targets(X, seed=seed)

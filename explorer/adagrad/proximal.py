@@ -1,4 +1,4 @@
-r"""The proximal matrices ``H_t`` of adaptive subgradient methods (ALGORITHMS.md section 4).
+r"""The proximal matrices ``H_t`` of adaptive subgradient methods (docs/algorithms.md section 4).
 
 Each class keeps what it needs to apply ``H_t^{-1}`` to a vector, with ``G_t = sum g g^T``:
 
@@ -29,6 +29,7 @@ import numpy as np
 import scipy.linalg
 
 from ..sketch import FrequentDirections
+from ..state import copy_array
 
 __all__ = ["FullProximal", "DiagonalProximal", "FDProximal", "FFDProximal", "ShrinkInfo",
            "ORTHOGONALITY_EPS"]
@@ -37,7 +38,7 @@ ORTHOGONALITY_EPS = 1e-10
 """ADA-FFD opens a new column of ``V`` only when ``||g - V V^T g|| > eps ||g||``.
 
 The paper's literal test ``g' != g`` would add rounding noise as new directions once the
-columns of ``V`` span every gradient (for example once ``r = d``); ALGORITHMS.md section 4.
+columns of ``V`` span every gradient (for example once ``r = d``); docs/algorithms.md section 4.
 """
 
 
@@ -61,7 +62,9 @@ def _eigh(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         values, vectors = np.linalg.eigh(M)
     except np.linalg.LinAlgError:
         values, vectors = scipy.linalg.eigh(M, check_finite=False, driver="ev")
-    return np.maximum(values[::-1], 0.0), vectors[:, ::-1]
+    # descending order as a contiguous copy: a reversed view is a strided operand, which BLAS
+    # cannot take and a saved state could not reproduce (tests/test_resume_layout.py)
+    return np.maximum(values[::-1], 0.0), np.ascontiguousarray(vectors[:, ::-1])
 
 
 def _root_weights(eigenvalues: np.ndarray, delta: float) -> np.ndarray:
@@ -129,7 +132,7 @@ class FullProximal:
         return self.delta * np.eye(self.d) + (U * np.sqrt(self._values)) @ U.T
 
     def state_dict(self) -> dict:
-        return {"G": self.G.copy(), "values": self._values.copy(), "vectors": self._vectors.copy()}
+        return {"G": copy_array(self.G), "values": self._values.copy(), "vectors": copy_array(self._vectors)}
 
     def load(self, state: dict) -> None:
         self.G = _array(state, "G", (self.d, self.d))
@@ -241,14 +244,14 @@ class FDProximal:
         return self.delta * np.eye(self.d) + (Vt.T * self._sigma) @ Vt
 
     def state_dict(self) -> dict:
-        return {"sigma": self._sigma.copy(), "basis": self._basis.copy(),
+        return {"sigma": self._sigma.copy(), "basis": copy_array(self._basis),
                 **{f"sketch.{k}": v for k, v in self.sketch.state_dict().items()}}
 
     def load(self, state: dict) -> None:
         self.sketch._restore({k[len("sketch."):]: v for k, v in state.items()
                               if k.startswith("sketch.")})
         self._sigma = np.asarray(state["sigma"], dtype=float).reshape(-1).copy()
-        self._basis = np.asarray(state["basis"], dtype=float).reshape(-1, self.d).copy()
+        self._basis = copy_array(np.asarray(state["basis"], dtype=float).reshape(-1, self.d))
         if self._basis.shape[0] != self._sigma.size:
             raise ValueError("state_dict basis and sigma disagree on the sketch's rank")
 
@@ -354,8 +357,8 @@ class FFDProximal:
         return self.delta * np.eye(self.d) + (W * np.sqrt(self._values)) @ W.T
 
     def state_dict(self) -> dict:
-        return {"V": self.V.copy(), "M": self.M.copy(), "r": self.r,
-                "values": self._values.copy(), "vectors": self._vectors.copy()}
+        return {"V": copy_array(self.V), "M": copy_array(self.M), "r": self.r,
+                "values": self._values.copy(), "vectors": copy_array(self._vectors)}
 
     def load(self, state: dict) -> None:
         self.V = _array(state, "V", self.V.shape)
@@ -374,9 +377,10 @@ def _ratio(sigma: np.ndarray, delta: float) -> np.ndarray:
 
 
 def _array(state: dict, name: str, shape: tuple) -> np.ndarray:
-    """``state[name]`` as a float array of the given shape (a copy), else ValueError."""
+    """``state[name]`` as a float array of the given shape (a copy in the same memory layout,
+    :func:`explorer.state.copy_array`), else ValueError."""
     array = np.asarray(state[name], dtype=float)
     if array.shape != tuple(shape):
         raise ValueError(f"state_dict entry {name!r} has shape {array.shape}, "
                          f"expected {tuple(shape)}")
-    return array.copy()
+    return copy_array(array)

@@ -1,6 +1,6 @@
 """Online learners for the compact convex FM: S-FTRL on Generalized FD, full FTRL and OGD.
 
-All three play the same game (Luo et al., KDD 2018, sections 2.3-3.2; ALGORITHMS.md
+All three play the same game (Luo et al., KDD 2018, sections 2.3-3.2; docs/algorithms.md
 section 6): at round t the learner holds ``Theta_t``, receives ``a_t``, predicts
 ``z_t = a_hat_t^T Theta_t a_hat_t``, suffers ``phi(z_t)`` and gets the rank-one gradient
 ``q_t a_hat_t a_hat_t^T`` with ``q_t = phi'(z_t)``. They differ only in what they keep:
@@ -13,7 +13,7 @@ section 6): at round t the learner holds ``Theta_t``, receives ``a_t``, predicts
 - :class:`SketchedFTRL` (Algorithm 4 / 5): the same sum kept by Generalized FD,
   ``Theta_{t+1} = -eta (B+^T B+ - B-^T B-)``, never formed.
 
-Losses: ``"squared"`` is the ratings loss ``(z - b)^2 / 2`` of ALGORITHMS.md section 6,
+Losses: ``"squared"`` is the ratings loss ``(z - b)^2 / 2`` of docs/algorithms.md section 6,
 derivative ``z - b``. :mod:`explorer.losses` defines ``"squared"`` as ``(z - y)^2``
 (derivative ``2(z - y)``, the RFD-SON convention), so these learners use exactly half
 of it. ``"logistic"`` is ``log(1 + exp(-b z))`` for ``b`` in {-1, +1}, as in losses.py.
@@ -37,7 +37,7 @@ from .._validation import check_float, check_int
 from ..hooks import Observable, StepEvent
 from ..losses import get_loss
 from ..sketch import GeneralizedFrequentDirections
-from ..state import check_kind, stateful
+from ..state import check_kind, copy_array, stateful
 from ._shrink import _PartMemo, _shrink
 from .compact import as_fm_row, as_fm_rows, check_label
 
@@ -330,7 +330,7 @@ class _FullMatrixFM(_ConvexFM):
         return self._theta.copy()
 
     def state_dict(self) -> dict:
-        return {**self._base_state(), "theta": self._theta.copy()}
+        return {**self._base_state(), "theta": copy_array(self._theta)}
 
     @classmethod
     def from_state_dict(cls, state: dict):

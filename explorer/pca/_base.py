@@ -13,6 +13,7 @@ import scipy.linalg
 
 from .._validation import as_rows, check_float, check_int
 from ..hooks import Observable, StepEvent
+from ..state import copy_array
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class DensityMatrixLearner(Observable):
     is computed as ``eigh(D diag(ln w) D^T - eta G)`` followed by a softmax of the
     eigenvalues: ``ln W`` comes from the stored logs, never from a matrix logarithm of
     ``W`` (whose tiny eigenvalues, e^-80 and below without fixed share, an
-    eigensolver cannot resolve; ALGORITHMS.md section 5).
+    eigensolver cannot resolve; docs/algorithms.md section 5).
     """
 
     def __init__(self, n: int, *, eta: float, alpha: float, seed: int | None, minimum_n: int = 1):
@@ -123,7 +124,7 @@ class DensityMatrixLearner(Observable):
     # -- persistence ---------------------------------------------------------------------------
     def _common_state(self) -> dict:
         return {"kind": type(self).__name__, "n": self.n, "eta": self.eta, "alpha": self.alpha,
-                "t": self.t, "vectors": self._vectors.copy(), "log_w": self._log_w.copy(),
+                "t": self.t, "vectors": copy_array(self._vectors), "log_w": self._log_w.copy(),
                 "rng": rng_state(self._rng),
                 "last_loss": np.nan if self.last_loss is None else self.last_loss,
                 "last_expected_loss": (np.nan if self.last_expected_loss is None
@@ -135,7 +136,7 @@ class DensityMatrixLearner(Observable):
         if vectors.shape != (self.n, self.n) or log_w.shape != (self.n,):
             raise ValueError(f"state_dict arrays of shapes {vectors.shape} and {log_w.shape} "
                              f"do not fit n = {self.n}")
-        self._vectors, self._log_w = vectors.copy(), log_w.copy()
+        self._vectors, self._log_w = copy_array(vectors), log_w.copy()
         self.t = int(state["t"])
         restore_rng(self._rng, state["rng"])
         self.last_loss = optional_float(state["last_loss"])

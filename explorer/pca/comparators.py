@@ -7,7 +7,7 @@ import numpy as np
 
 from .._validation import as_row, check_int
 from ..hooks import Observable, StepEvent
-from ..state import check_kind, stateful
+from ..state import check_kind, copy_array, stateful
 from ._base import optional_float, as_stream as _as_stream, eigh
 
 __all__ = ["FollowTheLeaderPCA", "best_fixed_projection", "compression_losses"]
@@ -70,7 +70,7 @@ class FollowTheLeaderPCA(Observable):
     def state_dict(self) -> dict:
         """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
         return {"kind": type(self).__name__, "n": self.n, "k": self.k, "t": self.t,
-                "covariance": self._covariance.copy(), "basis": self._basis.copy(),
+                "covariance": copy_array(self._covariance), "basis": copy_array(self._basis),
                 "last_loss": np.nan if self.last_loss is None else self.last_loss}
 
     @classmethod
@@ -82,7 +82,7 @@ class FollowTheLeaderPCA(Observable):
         if covariance.shape != (ftl.n, ftl.n) or basis.shape != (ftl.n, ftl.k):
             raise ValueError(f"state_dict arrays of shapes {covariance.shape} and {basis.shape} "
                              f"do not fit n = {ftl.n}, k = {ftl.k}")
-        ftl._covariance, ftl._basis = covariance.copy(), basis.copy()
+        ftl._covariance, ftl._basis = copy_array(covariance), copy_array(basis)
         ftl.t = int(state["t"])
         ftl.last_loss = optional_float(state["last_loss"])
         return ftl
