@@ -1,7 +1,7 @@
 """Sketch Explorer: see inside sketched online learning.
 
 The algorithms of five papers, each observable step by step through hooks
-(:mod:`explorer.hooks`), in the notation of ``ALGORITHMS.md``:
+(:mod:`explorer.hooks`), in the notation of ``docs/algorithms.md``:
 
 - :mod:`explorer.sketch`: Frequent Directions, Robust FD, Generalized FD, random projection;
 - :mod:`explorer.newton`: the sketched online Newton step (RFD-SON, FD-SON, RP-SON, FULL-ON);

@@ -40,7 +40,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ShrinkEvent:
-    """One shrink of a Frequent Directions buffer (ALGORITHMS.md sections 1, 2, 6).
+    """One shrink of a Frequent Directions buffer (docs/algorithms.md sections 1, 2, 6).
 
     t: rows seen when the shrink happened; sigma: singular values of the buffer *before*
     the shrink, descending; delta: the amount subtracted from every sigma**2;

@@ -3,7 +3,7 @@
 Each loss is a small object with ``value(z, y)`` and ``derivative(z, y)`` (the derivative,
 or a subgradient, with respect to the prediction ``z``), vectorized over numpy arrays.
 A linear learner predicting ``z = w^T x`` gets its gradient as ``derivative(z, y) * x``
-(ALGORITHMS.md section 3: ``g_t = l_t'(w^T x_t) x_t``).
+(docs/algorithms.md section 3: ``g_t = l_t'(w^T x_t) x_t``).
 
 >>> loss = get_loss("logistic")
 >>> round(float(loss.value(0.0, 1.0)), 4), round(float(loss.derivative(0.0, 1.0)), 4)
@@ -48,7 +48,7 @@ class SquaredLoss(Loss):
     r"""Squared loss :math:`(z - y)^2`, derivative :math:`2(z - y)`.
 
     No factor 1/2: this is the convention of the RFD-SON papers (Luo et al. 2017,
-    JMLR 2019; ALGORITHMS.md section 3), whose exp-concavity constant ``mu = 1/(8 C^2)``
+    JMLR 2019; docs/algorithms.md section 3), whose exp-concavity constant ``mu = 1/(8 C^2)``
     is stated for it. (The FM ratings task of section 6 writes ``(z - b)^2 / 2``; a
     learner that wants that halves this loss.)
 
@@ -74,7 +74,7 @@ class LogisticLoss(Loss):
 
     Derivative :math:`-y\,\sigma(-y z)` with :math:`\sigma` the logistic function. Both are
     computed stably (``np.logaddexp``, ``scipy.special.expit``): no overflow for
-    ``|z|`` in the thousands. Used for FM classification (ALGORITHMS.md section 6).
+    ``|z|`` in the thousands. Used for FM classification (docs/algorithms.md section 6).
 
     >>> LogisticLoss().value(np.array([-1000.0, 1000.0]), 1.0).tolist()
     [1000.0, 0.0]
@@ -101,7 +101,7 @@ class LogisticLoss(Loss):
 class AbsoluteLoss(Loss):
     r"""Absolute loss :math:`|z - y|`; subgradient :math:`\mathrm{sign}(z - y)` (0 at z = y).
 
-    The regression loss of Wan & Zhang's ADA-FD experiments (ALGORITHMS.md section 4).
+    The regression loss of Wan & Zhang's ADA-FD experiments (docs/algorithms.md section 4).
 
     >>> AbsoluteLoss().derivative(np.array([0.0, 1.0, 2.0]), 1.0).tolist()
     [-1.0, 0.0, 1.0]

@@ -1,11 +1,11 @@
 """How good is a sketch? Spectral errors, the papers' bounds and condition numbers.
 
 Every function here is pure: it reads arrays and a sketch's public attributes and
-changes nothing. Notation as in ALGORITHMS.md: ``A`` (n x d) holds the rows a sketch has
-seen, ``B`` the sketch's rows, ``alpha`` the RFD regularizer started at ``alpha0``.
+changes nothing. Notation of docs/algorithms.md section 0: ``A`` (n x d) holds the rows
+a sketch has seen, ``B`` the sketch's rows, ``alpha`` the RFD regularizer started at ``alpha0``.
 
 - :func:`covariance_error`, :func:`relative_spectral_error`: the spectral norm of the
-  approximation error (ALGORITHMS.md sections 1, 2, 6; Luo et al. 2017, section 5.1).
+  approximation error (docs/algorithms.md sections 1, 2, 6; Luo et al. 2017, section 5.1).
 - :func:`tail_energy`, :func:`fd_bound`, :func:`rfd_bound`, :func:`best_fd_bound`:
   the right-hand sides of the FD and RFD error bounds (section 1; RFD Theorem 3).
 - :func:`condition_number`, :func:`sketch_condition_numbers`,
@@ -60,7 +60,7 @@ def covariance_error(A, sketch, *, weights=None, method: str = "auto") -> float:
     approximation is the sketch's Gram matrix, built from its rows, never from
     ``gram()``:
 
-    - Frequent Directions (ALGORITHMS.md section 1): :math:`\|A^T A - B^T B\|_2`;
+    - Frequent Directions (docs/algorithms.md section 1): :math:`\|A^T A - B^T B\|_2`;
     - Robust FD (section 2): :math:`\|A^T A + \alpha_0 I - (B^T B + \alpha I)\|_2`,
       at most :math:`\Delta / 2` (Luo et al. 2017, Theorem 3);
     - Generalized FD (section 6; Luo et al. KDD 2018): pass the weights ``s_t`` the
@@ -222,7 +222,7 @@ def _check_method(method) -> str:
 def tail_energy(A, k: int) -> float:
     r"""Energy outside the best rank-k approximation: :math:`\|A - A_k\|_F^2 = \sum_{i>k} \sigma_i^2`.
 
-    ``A_k`` is the truncated SVD of ``A`` (ALGORITHMS.md section 1); ``k`` may exceed
+    ``A_k`` is the truncated SVD of ``A`` (docs/algorithms.md section 1); ``k`` may exceed
     the rank (the tail is then 0).
 
     >>> import numpy as np
@@ -236,7 +236,7 @@ def tail_energy(A, k: int) -> float:
 def fd_bound(A, m: int, k: int) -> float:
     r"""Frequent Directions' error bound :math:`\|A - A_k\|_F^2 / (m - k)` for ``0 <= k < m``.
 
-    Bounds both ``||A^T A - B^T B||_2`` and ``delta_total`` (ALGORITHMS.md section 1;
+    Bounds both ``||A^T A - B^T B||_2`` and ``delta_total`` (docs/algorithms.md section 1;
     Ghashami et al. 2016; Luo et al. 2017, eq. (1)).
 
     >>> import numpy as np
@@ -250,7 +250,7 @@ def fd_bound(A, m: int, k: int) -> float:
 def rfd_bound(A, m: int, k: int) -> float:
     r"""Robust FD's error bound :math:`\|A - A_k\|_F^2 / (2(m - k))`: half of :func:`fd_bound`.
 
-    Luo et al. (2017) Theorem 3 / JMLR (2019) eq. (10); ALGORITHMS.md section 2.
+    Luo et al. (2017) Theorem 3 / JMLR (2019) eq. (10); docs/algorithms.md section 2.
 
     >>> import numpy as np
     >>> rfd_bound(np.diag([3.0, 2.0, 1.0]), m=2, k=1)
@@ -262,7 +262,7 @@ def rfd_bound(A, m: int, k: int) -> float:
 def best_fd_bound(A, m: int) -> float:
     r"""The tightest FD bound, :math:`\min_{0 \le k < m} \|A - A_k\|_F^2 / (m - k)`.
 
-    One SVD for all k; halve it for Robust FD (ALGORITHMS.md sections 1-2).
+    One SVD for all k; halve it for Robust FD (docs/algorithms.md sections 1-2).
 
     >>> import numpy as np
     >>> A = np.diag([3.0, 2.0, 1.0])
@@ -293,7 +293,7 @@ def condition_number(B, shift: float) -> float:
     Its eigenvalues are :math:`\sigma_i(B)^2 + \text{shift}`, plus ``shift`` itself when
     B has fewer than d singular values (r < d rows); so the cost is one SVD of ``B``,
     O(r^2 d), and no d x d matrix. Infinite when the smallest eigenvalue is exactly 0
-    (``shift == 0`` and B has fewer rows than columns). ALGORITHMS.md section 2.
+    (``shift == 0`` and B has fewer rows than columns). docs/algorithms.md section 2.
 
     Parameters
     ----------
@@ -316,7 +316,7 @@ def sketch_condition_numbers(sketch) -> dict[str, float]:
     r"""Theorem 4 of Luo et al. (2017) / JMLR (2019), read off one Robust FD sketch.
 
     Returns ``{"fd": kappa(B^T B + alpha0 I), "rfd": kappa(B^T B + alpha I)}``: the
-    matrix FD-SON would invert and the one RFD-SON inverts (ALGORITHMS.md section 2).
+    matrix FD-SON would invert and the one RFD-SON inverts (docs/algorithms.md section 2).
     Theorem 4 says ``rfd <= fd`` always. One SVD of the sketch's rows.
 
     >>> import numpy as np
@@ -337,7 +337,7 @@ def sketch_condition_numbers(sketch) -> dict[str, float]:
 def exact_condition_number(A, alpha0: float) -> float:
     r"""Condition number of the exact regularized covariance :math:`A^T A + \alpha_0 I`.
 
-    The ``M`` of RFD Theorem 4 (ALGORITHMS.md section 2), which the sketches approximate;
+    The ``M`` of RFD Theorem 4 (docs/algorithms.md section 2), which the sketches approximate;
     computed like :func:`condition_number`, from the singular values of ``A``.
 
     >>> import numpy as np

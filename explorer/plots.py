@@ -10,7 +10,7 @@ validates its arrays and raises ``ValueError`` naming the argument when shapes d
 - :func:`bar_chart`: grouped bars for a few named series over categories (counters,
   number of SVDs).
 - :func:`shrink_spectrum`: one Frequent Directions shrink, the squared singular values
-  before and after with the shrink amount delta drawn (ALGORITHMS.md section 1), plus the
+  before and after with the shrink amount delta drawn (docs/algorithms.md section 1), plus the
   spectrum Robust FD keeps (``+ delta / 2``, section 2) when asked.
 - :func:`heatmap`: a value over a 2-D grid with labelled points (the error of every
   ``(s, xi)`` choice in Theorem 1 of Luo et al. 2017, with RFD's and FD's choices marked).

@@ -2,7 +2,7 @@
 
 Every synthetic generator draws from ``numpy.random.default_rng(seed)``, so the same seed
 gives the same array bit for bit. The real datasets ship inside scikit-learn (nothing is
-downloaded; see DATASETS.md). :func:`load_stream` picks a stream by name, which is what
+downloaded; see docs/datasets.md). :func:`load_stream` picks a stream by name, which is what
 the lessons and the dashboard use.
 
 >>> X = load_stream("decaying spectrum", n=100, d=10, seed=0)
@@ -44,7 +44,7 @@ def low_rank_plus_noise(n: int, d: int, *, rank: int = 5, noise: float = 0.1,
     standard normal entries, so each row has covariance
     :math:`Q Q^T + \text{noise}^2 I`: ``rank`` eigenvalues ``1 + noise**2``, the other
     ``d - rank`` equal to ``noise**2``. A sketch with m > rank rows captures almost all
-    of it, the easy case for Frequent Directions (ALGORITHMS.md section 1).
+    of it, the easy case for Frequent Directions (docs/algorithms.md section 1).
 
     >>> low_rank_plus_noise(500, 20, rank=3, seed=1).shape
     (500, 20)
@@ -63,7 +63,7 @@ def decaying_spectrum(n: int, d: int, *, seed: int | None = 0, mean: float = 1.0
                       scale: float = 100.0, power: float = 2.0) -> np.ndarray:
     r"""Rows :math:`x_t \sim N(\text{mean}\,\mathbf{1}, \Sigma)`, eigenvalues of Sigma ``scale * j**-power``.
 
-    The synthetic regression data of Wan & Zhang (ADA-FD/FFD), ALGORITHMS.md section 4:
+    The synthetic regression data of Wan & Zhang (ADA-FD/FFD), docs/algorithms.md section 4:
     ``mean = 1``, eigenvalues ``100 j^-2`` (j = 1..d) in a random orthonormal basis.
     The basis comes from a QR factorization of a d x d Gaussian matrix: O(d^3) time and
     O(d^2) memory once, then O(n d^2) for the rows (d = 500, n = 10000: well under a
@@ -86,7 +86,7 @@ def decaying_spectrum(n: int, d: int, *, seed: int | None = 0, mean: float = 1.0
 def linear_regression_targets(X, *, seed: int | None = 0) -> tuple[np.ndarray, np.ndarray]:
     r"""Noise-free targets :math:`y = X \beta_*` with :math:`\beta_*` a random unit vector.
 
-    The regression task of Wan & Zhang (ALGORITHMS.md section 4): with the absolute
+    The regression task of Wan & Zhang (docs/algorithms.md section 4): with the absolute
     loss ``|beta^T x - y|`` the comparator ``beta_*`` suffers 0, so regret equals the
     cumulative loss. Returns ``(y, beta_star)``.
 
@@ -105,7 +105,7 @@ def linear_classification_labels(X, *, flip: float = 0.05,
     r"""Labels :math:`y = \mathrm{sign}(w_*^T x) \in \{-1, +1\}`, each flipped with probability ``flip``.
 
     ``w_*`` is a random unit vector (``w_*^T x = 0`` counts as +1). A linearly separable
-    task plus label noise for the sketched online Newton step (ALGORITHMS.md section 3,
+    task plus label noise for the sketched online Newton step (docs/algorithms.md section 3,
     labels in {-1, +1}). The classes are balanced only if the rows are centred (e.g.
     ``decaying_spectrum(..., mean=0.0)``). Returns ``(y, w_star)``, y as floats.
 
@@ -125,7 +125,7 @@ def linear_classification_labels(X, *, flip: float = 0.05,
 
 def changing_subspace(*, n_segments: int = 3, segment_length: int = 200, n: int = 20,
                       rank: int = 2, seed: int | None = 0) -> tuple[np.ndarray, np.ndarray]:
-    """The toy stream of Yuan & Lamperski (Fig. 1), ALGORITHMS.md section 5.
+    """The toy stream of Yuan & Lamperski (Fig. 1), docs/algorithms.md section 5.
 
     ``n_segments`` segments of ``segment_length`` rows in dimension ``n``; the rows of
     a segment are ``W z`` with ``z ~ N(0, I_rank)`` and ``W`` (n x rank) drawn per segment
@@ -174,7 +174,7 @@ def digits(*, normalize: bool = True, by_class: bool = False) -> tuple[np.ndarra
     (nothing is downloaded). ``normalize`` divides the 0..16 pixel counts by 16, into
     [0, 1]. ``by_class`` reorders the rows into ten contiguous blocks by digit (stable),
     a stream whose subspace changes between blocks: the stand-in for the per-person face
-    blocks of Yuan & Lamperski (ALGORITHMS.md section 5; no package ships those).
+    blocks of Yuan & Lamperski (docs/algorithms.md section 5; no package ships those).
 
     Source: Alpaydin & Kaynak, UCI Machine Learning Repository, licence CC BY 4.0;
     scikit-learn is BSD-3-Clause.

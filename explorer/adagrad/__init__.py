@@ -1,7 +1,7 @@
 """Adaptive gradient on a sketch: ADA-FULL, ADA-DIAG, ADA-FD, ADA-FFD (PDS and CMD), OGD, Adam.
 
 Wan & Zhang, *Efficient adaptive online learning via frequent directions* (TPAMI 2022),
-ALGORITHMS.md section 4. :class:`AdaGrad` is the learner (``variant`` in "full", "diag",
+docs/algorithms.md section 4. :class:`AdaGrad` is the learner (``variant`` in "full", "diag",
 "fd", "ffd"; ``method`` in "cmd", "pds"); :mod:`explorer.adagrad.proximal` holds the four
 proximal matrices ``H_t`` and how each applies ``H_t^{-1}``; :class:`OGD` and
 :class:`Adam` are the paper's baselines.

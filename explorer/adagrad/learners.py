@@ -1,7 +1,7 @@
 r"""Adaptive subgradient learners on a linear model: AdaGrad (FULL, DIAG, FD, FFD), OGD, Adam.
 
 All of them play ``beta_t`` in R^d, suffer ``f_t(beta_t) = l(beta_t^T x_t, y_t)`` and use the
-(sub)gradient ``g_t = l'(beta_t^T x_t, y_t) x_t`` (ALGORITHMS.md section 4). ``learn(x, y)``
+(sub)gradient ``g_t = l'(beta_t^T x_t, y_t) x_t`` (docs/algorithms.md section 4). ``learn(x, y)``
 returns the loss of the current ``beta`` on ``(x, y)`` and then updates; ``predict(x)``
 is ``beta^T x``.
 
@@ -140,7 +140,7 @@ class AdaGrad(_LinearLearner):
 
     Wan & Zhang (TPAMI 2022), *Efficient adaptive online learning via frequent
     directions*: ADA-FD (Algorithms 1-2) and ADA-FFD (Algorithms 3-4); ADA-FULL and
-    ADA-DIAG from Duchi, Hazan & Singer (2011). ALGORITHMS.md section 4 notation: with
+    ADA-DIAG from Duchi, Hazan & Singer (2011). docs/algorithms.md section 4 notation: with
     :math:`G_t = \sum_{s \le t} g_s g_s^T` and :math:`\bar g_t = \sum_{s \le t} g_s`,
 
     .. math:: H_t = \delta I + G_t^{1/2}\ (\text{full}),\quad

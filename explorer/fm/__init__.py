@@ -1,4 +1,4 @@
-"""Convex factorization machines learned online: S-FTRL, FTRL and OGD (ALGORITHMS.md section 6).
+"""Convex factorization machines learned online: S-FTRL, FTRL, OGD (docs/algorithms.md section 6).
 
 Luo, Zhang, Zhang, Zhu, Zhang, Pei (KDD 2018), *Sketched follow-the-regularized-leader
 for online factorization machine*. The FM ``z = w0 + w^T a + a^T X a`` is written as

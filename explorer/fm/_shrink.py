@@ -3,7 +3,7 @@
 S-FTRL keeps its gradient sum in a :class:`~explorer.sketch.GeneralizedFrequentDirections`
 (two :class:`~explorer.sketch.FrequentDirections` parts) and fills their buffers itself, a
 few columns per row; this module does what ``FrequentDirections._shrink`` does when a
-buffer is full, with the same result (ALGORITHMS.md section 1) but without LAPACK's SVD of
+buffer is full, with the same result (docs/algorithms.md section 1) but without LAPACK's SVD of
 the whole (2m) x (d+1) buffer, which costs ~1 ms at d = 2625 and would dominate a round.
 """
 
@@ -54,7 +54,7 @@ class _PartMemo:
 
 
 def _shrink(part: FrequentDirections, memo: _PartMemo) -> None:
-    """Frequent Directions' shrink of a full buffer (ALGORITHMS.md section 1), fast for wide B.
+    """Frequent Directions' shrink of a full buffer (docs/algorithms.md section 1), fast for wide B.
 
     The result is FD's: ``delta = sigma_m^2``; rows become ``sqrt(max(sigma_i^2 - delta, 0))
     v_i^T`` for i < m, the rest exactly zero. A buffer with no more columns than rows

@@ -2,7 +2,7 @@
 
 A factorization machine predicts ``z = w0 + w^T a + a^T X a`` (Rendle 2010). Luo et al.
 (KDD 2018, section 2.2, after Lin et al. 2018) fold its three parameters into one
-symmetric matrix and the input into one vector (ALGORITHMS.md section 6):
+symmetric matrix and the input into one vector (docs/algorithms.md section 6):
 
 .. math:: \\Theta = \\begin{bmatrix} X & w/2 \\\\ w^T/2 & w_0 \\end{bmatrix}
           \\in \\mathbb{R}^{(d+1)\\times(d+1)},\\qquad

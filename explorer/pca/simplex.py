@@ -1,7 +1,7 @@
 r"""The capped simplex: capping, mixture decomposition and fixed share.
 
 The capped simplex is :math:`B_d^n = \{w \in R^n : \sum_i w_i = 1,\ 0 \le w_i \le 1/d\}`
-(ALGORITHMS.md section 5). Its corners have exactly d entries equal to 1/d; a corner is
+(docs/algorithms.md section 5). Its corners have exactly d entries equal to 1/d; a corner is
 a choice of d items out of n. Online adaptive PCA keeps its weights in this set with
 ``d = n - k``: the corner it samples names the n - k directions it *discards*.
 
@@ -10,8 +10,8 @@ References
 - Warmuth & Kuzmin (JMLR 2008), *Randomized online PCA algorithms with regret bounds
   that are logarithmic in the dimension*: capping and mixture decomposition.
 - Yuan & Lamperski, *Online adaptive PCA and its extensions*, Algorithms 2 and 3 (as
-  corrected in ALGORITHMS.md), and the fixed-share step (4b), after Herbster & Warmuth
-  (1998), *Tracking the best expert*.
+  corrected in docs/algorithms.md section 5), and the fixed-share step (4b), after
+  Herbster & Warmuth (1998), *Tracking the best expert*.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 r"""The AdaGrad page: adaptive subgradient methods on a sketch, all on the same stream.
 
-Six learners play a linear model on the shared stream (ALGORITHMS.md section 4; Wan &
+Six learners play a linear model on the shared stream (docs/algorithms.md section 4; Wan &
 Zhang, *Efficient adaptive online learning via frequent directions*, TPAMI 2022; Duchi,
 Hazan & Singer, JMLR 2011), all through :class:`explorer.adagrad.AdaGrad` and its
 baselines:

@@ -1,7 +1,7 @@
 r"""The factorization-machine page: sketched FTRL (S-FTRL) against full FTRL and OGD.
 
 Luo, Zhang, Zhang, Zhu, Zhang, Pei (KDD 2018), *Sketched follow-the-regularized-leader for
-online factorization machine*; ALGORITHMS.md section 6. The convex FM
+online factorization machine*; docs/algorithms.md section 6. The convex FM
 ``z = a_hat^T Theta a_hat`` gets the rank-one, sign-indefinite gradient ``q a_hat a_hat^T``
 (``q = phi'(z)``) every round. FTRL keeps their sum in a full (d+1) x (d+1) ``Theta``;
 S-FTRL keeps it in Generalized FD, ``Theta = -eta (B+^T B+ - B-^T B-)``: rows with

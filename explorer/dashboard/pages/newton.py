@@ -1,6 +1,6 @@
 r"""The sketched online Newton page: RFD-SON, FD-SON, RP-SON, FULL-ON and ADAGRAD racing.
 
-Five learners of ALGORITHMS.md section 3 (Luo et al. 2017, Algorithms 5-6; Luo et al.
+Five learners of docs/algorithms.md section 3 (Luo et al. 2017, Algorithms 5-6; Luo et al.
 2016; Luo et al. JMLR 2019) read the same rows ``x_t`` of the shared stream and the same
 labels ``y_t`` in {-1, +1}: the sketched online Newton step with an RFD sketch
 (:math:`H = \alpha I + B^T B`, :math:`\alpha = \alpha_0 + \Delta/2`), an FD sketch
@@ -92,8 +92,8 @@ class NewtonPage(Page):
                           doc="Loss l(wᵀx, y) of every learner (restarts).")
     slab = param.Number(default=1.0, bounds=(0.1, 100.0),
                         doc="The slab |wᵀx| ≤ C: every SON learner's prediction is clipped to "
-                            "[-C, C] (ALGORITHMS.md section 3). With the logistic loss a wider "
-                            "slab lets the loss's curvature act (lesson 3) (restarts).")
+                            "[-C, C] (docs/algorithms.md section 3). With the logistic loss a "
+                            "wider slab lets the loss's curvature act (lesson 3) (restarts).")
     learners = param.ListSelector(default=list(LEARNERS), objects=list(LEARNERS),
                                   doc="Which learners race (restarts).")
     fast = param.Boolean(default=True, doc="Fast (doubling-space) FD/RFD sketches, Algorithm 6 "

@@ -1,7 +1,7 @@
 r"""The online adaptive PCA page: fixed share against static online PCA, FTL and hindsight.
 
 Yuan & Lamperski, *Online adaptive PCA and its extensions* (ICML 2019), Algorithm 4 and
-Fig. 1; ALGORITHMS.md section 5. Four methods read the same stream and, each round,
+Fig. 1; docs/algorithms.md section 5. Four methods read the same stream and, each round,
 project :math:`x_t` onto a rank-k subspace, paying :math:`\|x_t - P_t x_t\|^2`:
 
 - **adaptive PCA** (:class:`~explorer.pca.OnlineAdaptivePCA`, fixed share alpha > 0): a

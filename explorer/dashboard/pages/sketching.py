@@ -1,7 +1,7 @@
 r"""The sketching page: Frequent Directions against Robust FD on the same stream.
 
-Four sketches read every row: FD and RFD (ALGORITHMS.md sections 1-2; Luo et al. 2017,
-Algorithms 1-3), each exact (one shrink per row once full) and fast (doubling space).
+Four sketches read every row: FD and RFD (docs/algorithms.md sections 1-2; Luo et al. 2017,
+Algorithms 1-4), each exact (one shrink per row once full) and fast (doubling space).
 FD and RFD hold the same ``B``; RFD adds :math:`\alpha = \alpha_0 + \Delta/2`. After every
 step the page records, from a running :math:`A^T A` (d x d, O(d^2) per row):
 
@@ -43,7 +43,7 @@ EXPLAIN = {
                 "after). RFD keeps the same B but lifts every direction by α, so it errs by "
                 "at most Δ/2 either way; FD can only under-estimate. Grey: the exact spectrum.",
     "alpha": "Every shrink adds δ/2 to α: the mass FD throws away, given back evenly to all "
-             "directions (Luo et al. 2017, Algorithm 2). FD keeps α₀.",
+             "directions (Luo et al. 2017, Algorithm 3). FD keeps α₀.",
     "error": "Measured errors stay below the bounds: FD ≤ min_k ‖A − A_k‖²_F / (m − k), "
              "RFD ≤ half of it (Theorem 3).",
     "condition": "κ(BᵀB + αI) ≤ κ(BᵀB + α₀I) always (Theorem 4): the matrix a sketched "
