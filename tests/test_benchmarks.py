@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -186,3 +187,23 @@ def test_newton_rounds_tiny():
     assert result["all_checks_pass"]
     assert "RFD-SON / FULL-ON" in rounds.format_results(result)
 
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_lesson_slider_latency_quick(tmp_path):
+    """Lesson 01 in JupyterLab in chromium: Run All, then two slider steps that each redraw.
+
+    A child process, as from the command line: Playwright's sync API cannot start inside a
+    pytest-playwright session that another browser test may have opened.
+    """
+    output = tmp_path / "latency.json"
+    done = subprocess.run([sys.executable, str(BENCHMARKS_DIR / "lesson_slider_latency.py"), "--quick",
+                           "--json", str(output)], capture_output=True, text=True, timeout=540)
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads(output.read_text())
+    (lesson,) = result["lessons"]
+    assert lesson["lesson"] == "01_frequent_directions.ipynb" and "error" not in lesson
+    assert lesson["redraw_s"]["n"] == 2 and len(set(lesson["values"])) == 3  # each step moved the slider
+    assert lesson["run_all_s"] > 0 and lesson["cells"] > 0
+    assert "01_frequent_directions" in done.stdout
