@@ -188,7 +188,6 @@ def test_newton_rounds_tiny():
     assert "RFD-SON / FULL-ON" in rounds.format_results(result)
 
 
-
 @pytest.mark.browser
 @pytest.mark.slow
 def test_lesson_slider_latency_quick(tmp_path):
