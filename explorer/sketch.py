@@ -31,6 +31,8 @@ __all__ = [
     "RobustFrequentDirections",
     "GeneralizedFrequentDirections",
     "RandomProjectionSketch",
+    "MAX_SQUARED_MASS",
+    "ShrinkFailed",
 ]
 
 
@@ -63,6 +65,60 @@ def svd_shrink(B: np.ndarray, m: int) -> tuple[np.ndarray, float, np.ndarray]:
 
 
 _EPS = np.finfo(float).eps
+_ddot = scipy.linalg.blas.ddot
+
+#: The largest total squared Frobenius norm ``||A||_F^2`` a sketch accepts. Everything a
+#: shrink computes (``B B^T``, ``sigma^2``, ``delta``, ``Delta``) is bounded by it, so with
+#: this headroom below float64's 1.8e308 no shrink can overflow into inf (issue 13: an
+#: overflowing row once stored inf rows and hung the next LAPACK call). Entries up to about
+#: 1e150 are fine; larger data must be rescaled first.
+MAX_SQUARED_MASS = 1e300
+
+#: A buffer whose largest entry is below this is shrunk after scaling it up by a power of
+#: two (exact): squared entries below ~1e-308 would underflow to 0 and the shrink would
+#: drop rows that hold all of the data (FD is scale-equivariant, its result is not).
+_TINY = 2.0 ** -400
+
+
+def squared_norms(X: np.ndarray) -> np.ndarray:
+    """``||x_i||^2`` of every row, inf where it overflows (no warning: it is checked)."""
+    with np.errstate(over="ignore"):
+        return np.einsum("ij,ij->i", X, X)
+
+
+def check_mass(mass_before: float, X: np.ndarray, name: str = "x") -> float:
+    """The total squared Frobenius norm after adding the rows of ``X``, or ``ValueError``
+    naming the first row that takes it past :data:`MAX_SQUARED_MASS` (nothing changes)."""
+    with np.errstate(over="ignore"):
+        running = mass_before + np.cumsum(squared_norms(X))
+    over = np.flatnonzero(~(running <= MAX_SQUARED_MASS))
+    if over.size:
+        row = int(over[0])
+        raise ValueError(
+            f"{name} row {row} is too large: the sketch's total squared norm ||A||_F^2 would "
+            f"exceed {MAX_SQUARED_MASS:.0e}, beyond which its shrink overflows (entries up to "
+            f"about 1e150 are fine); rescale the data, e.g. divide it by its largest entry")
+    return float(running[-1]) if running.size else float(mass_before)
+
+
+def check_row_mass(mass_before: float, row: np.ndarray, name: str = "x") -> float:
+    """:func:`check_mass` for one row, at the cost of one dot product (a learner's round)."""
+    mass = mass_before + _ddot(row, row)  # BLAS directly: an overflow gives inf, no warning
+    if mass <= MAX_SQUARED_MASS:
+        return mass
+    return check_mass(mass_before, row[None, :], name)  # raises, with the message
+
+
+def power_of_two_scale(B: np.ndarray) -> float:
+    """1, or a power of two that lifts a buffer of tiny entries near 1 (exact scaling)."""
+    top = float(np.abs(B).max()) if B.size else 0.0
+    if top == 0.0 or top >= _TINY:
+        return 1.0
+    return float(2.0 ** -np.frexp(top)[1])
+
+
+class ShrinkFailed(ValueError):
+    """A shrink's LAPACK call failed or gave a non-finite result; the sketch was restored."""
 
 
 def gram_shrink(gram: np.ndarray, columns: int, m: int) -> tuple[np.ndarray, float, np.ndarray]:
@@ -135,6 +191,7 @@ class FrequentDirections(Observable):
         self.n_seen = 0
         self.n_shrinks = 0
         self.delta_total = 0.0
+        self.squared_mass = 0.0
 
     @property
     def capacity(self) -> int:
@@ -146,28 +203,58 @@ class FrequentDirections(Observable):
                 f"n_seen={self.n_seen} delta_total={self.delta_total:.4g}")
 
     # -- the stream ---------------------------------------------------------------
+    @property
+    def frobenius_squared(self) -> float:
+        """``||A||_F^2``: the total squared norm of every row seen (what ``B`` summarizes)."""
+        return self.squared_mass
+
     def update(self, x) -> None:
-        """Add one row ``x`` (length d)."""
+        """Add one row ``x`` (length d).
+
+        All or nothing: a row that is not finite, or that would take ``||A||_F^2`` past
+        :data:`MAX_SQUARED_MASS`, raises ``ValueError`` and changes nothing.
+        """
         row = as_row(x, self.d)
+        mass = check_row_mass(self.squared_mass, row)
         if row.any():
-            self._insert_row(row)
+            self._insert_row(row, mass)
         else:
             self.n_seen += 1  # an all-zero row would occupy no row
 
-    def _insert_row(self, row: np.ndarray) -> None:
-        """One validated non-zero row: :meth:`_insert` without its batching (a round of SON)."""
+    def _insert_row(self, row: np.ndarray, mass: float | None = None) -> None:
+        """One validated non-zero row: :meth:`_insert` without its batching (a round of SON).
+
+        ``mass``: the total squared norm with this row, when the caller has checked it.
+        """
+        if mass is None:
+            mass = check_row_mass(self.squared_mass, row)
+        if self._filled + 1 == self.capacity:  # this row triggers a shrink: keep a way back
+            self._insert(row[None, :], mass)
+            return
         self.n_seen += 1
+        self.squared_mass = mass
         self._buffer[self._filled] = row
         self._filled += 1
-        if self._filled == self.capacity:
-            self._shrink()
 
     def extend(self, X) -> None:
-        """Add the rows of ``X`` (n x d) in order; same result as ``update`` row by row."""
-        self._insert(as_rows(X, self.d))
+        """Add the rows of ``X`` (n x d) in order; same result as ``update`` row by row.
 
-    def _insert(self, X: np.ndarray) -> None:
-        """Copy validated rows into free buffer rows, shrinking whenever it fills up."""
+        All or nothing: if any row is refused (non-finite, or ``||A||_F^2`` past
+        :data:`MAX_SQUARED_MASS`), ``ValueError`` names it and nothing changes.
+        """
+        X = as_rows(X, self.d)
+        self._insert(X, check_mass(self.squared_mass, X, name="X"))
+
+    def _insert(self, X: np.ndarray, mass: float | None = None) -> None:
+        """Copy validated rows into free buffer rows, shrinking whenever it fills up.
+
+        A shrink that fails (LAPACK, or a non-finite result) restores the sketch as it was
+        before the call and raises :class:`ShrinkFailed`, a ``ValueError`` naming the row.
+        """
+        if mass is None:
+            mass = check_mass(self.squared_mass, X)
+        before = (self._filled, self.n_seen, self.n_shrinks, self.delta_total, self.squared_mass)
+        kept_before = None  # the occupied rows before the call, copied before a shrink overwrites them
         nonzero = np.flatnonzero(X.any(axis=1))
         seen_before = self.n_seen
         start = 0
@@ -178,19 +265,37 @@ class FrequentDirections(Observable):
             start += block.size
             if self._filled == self.capacity:
                 self.n_seen = seen_before + int(block[-1]) + 1
-                self._shrink()
+                if kept_before is None:
+                    kept_before = self._buffer[:before[0]].copy()
+                try:
+                    self._shrink()
+                except (np.linalg.LinAlgError, FloatingPointError, ValueError) as error:
+                    self._buffer[:before[0]] = kept_before
+                    self._buffer[before[0]:] = 0.0
+                    self._filled, self.n_seen, self.n_shrinks, self.delta_total, self.squared_mass = before
+                    raise ShrinkFailed(f"row {int(block[-1])} of this call: the shrink failed "
+                                       f"({error}); the sketch is as it was before the call") from None
         self.n_seen = seen_before + X.shape[0]
+        self.squared_mass = mass
 
     def _shrink(self) -> None:
         """A wide buffer shrinks through ``B B^T`` (:func:`gram_shrink`, 3-4x faster), a
-        tall one through LAPACK's SVD. (Both square the singular values, so both lose
-        rows whose entries are below ~1e-162, where the squares underflow.)"""
+        tall one through LAPACK's SVD. A buffer of tiny entries is shrunk scaled up by a
+        power of two (:func:`power_of_two_scale`), so squares never underflow and no row
+        is lost. Nothing is stored unless the result is finite (``FloatingPointError``)."""
         B = self._buffer[:self._filled]
+        scale = power_of_two_scale(B)
+        if scale != 1.0:
+            B = B * scale
         if B.shape[0] < B.shape[1]:
             squared, delta, weights = gram_shrink(B @ B.T, B.shape[1], self.m)
             kept_rows = weights @ B
         else:
             squared, delta, kept_rows = svd_shrink(B, self.m)
+        if not (np.isfinite(delta) and np.isfinite(kept_rows).all() and np.isfinite(squared).all()):
+            raise FloatingPointError("the shrink's result is not finite")
+        if scale != 1.0:
+            squared, delta, kept_rows = squared / scale / scale, delta / scale / scale, kept_rows / scale
         self._commit_shrink(np.sqrt(squared), delta, kept_rows)
 
     def _commit_shrink(self, sigma: np.ndarray, delta: float, kept_rows: np.ndarray) -> None:
@@ -250,7 +355,7 @@ class FrequentDirections(Observable):
         return {"kind": type(self).__name__, "d": self.d, "m": self.m, "fast": self.fast,
                 "buffer": copy_array(self._buffer), "filled": self._filled, "n_seen": self.n_seen,
                 "n_shrinks": self.n_shrinks, "delta_total": self.delta_total,
-                **self._extra_state()}
+                "squared_mass": self.squared_mass, **self._extra_state()}
 
     def _extra_state(self) -> dict:
         return {}
@@ -274,6 +379,9 @@ class FrequentDirections(Observable):
         self.n_seen = int(state["n_seen"])
         self.n_shrinks = int(state["n_shrinks"])
         self.delta_total = float(state["delta_total"])
+        # a state saved before the total was kept: ||B||_F^2 + Delta is a lower bound of it
+        self.squared_mass = (float(state["squared_mass"]) if "squared_mass" in state
+                             else float(np.sum(buffer ** 2)) + self.delta_total)
 
     @classmethod
     def _extra_arguments(cls, state: dict) -> dict:
@@ -382,10 +490,27 @@ class GeneralizedFrequentDirections(Observable):
         self._insert(X, weights)
 
     def _insert(self, X: np.ndarray, weights: np.ndarray) -> None:
-        for x, weight in zip(X, weights):
-            self.n_seen += 1
-            part = self.positive if weight > 0 else self.negative
-            part._insert(np.sqrt(abs(weight)) * x[None, :])
+        """All or nothing: both parts' totals are checked first, and a failed shrink in
+        either part puts both back as they were before the call."""
+        scaled = np.sqrt(np.abs(weights))[:, None] * X
+        for part, rows in ((self.positive, np.flatnonzero(weights > 0)),
+                           (self.negative, np.flatnonzero(weights < 0))):
+            try:
+                check_mass(part.squared_mass, scaled[rows], name="X")
+            except ValueError:
+                raise ValueError(_mass_message(part, scaled, rows)) from None
+        saved = [part.state_dict() for part in (self.positive, self.negative)] if len(X) > 1 else None
+        seen = self.n_seen
+        try:
+            for row, weight in zip(scaled, weights):
+                self.n_seen += 1
+                (self.positive if weight > 0 else self.negative)._insert(row[None, :])
+        except ShrinkFailed:
+            if saved is not None:
+                self.positive._restore(saved[0])
+                self.negative._restore(saved[1])
+            self.n_seen = seen
+            raise
 
     @property
     def delta_total(self) -> float:
@@ -413,6 +538,16 @@ class GeneralizedFrequentDirections(Observable):
                                         if key.startswith(prefix)})
         sk.n_seen = int(state["n_seen"])
         return sk
+
+
+def _mass_message(part: FrequentDirections, scaled: np.ndarray, rows: np.ndarray) -> str:
+    """The refusal of the first of ``rows`` that takes ``part`` past the total it accepts."""
+    with np.errstate(over="ignore"):
+        running = part.squared_mass + np.cumsum(squared_norms(scaled[rows]))
+    row = int(rows[np.flatnonzero(~(running <= MAX_SQUARED_MASS))[0]])
+    return (f"X row {row} is too large: the total squared norm of the weighted rows "
+            f"|s| ||x||^2 would exceed {MAX_SQUARED_MASS:.0e}, beyond which a shrink overflows; "
+            f"rescale the data or the weights")
 
 
 def _check_weight(s) -> float:

@@ -288,3 +288,21 @@ def test_the_newton_pages_slab_comes_from_the_link_and_its_input_restarts_the_ra
     page.wait_for_function("() => /[?&]slab=5(\\.0)?(&|$)/.test(location.search)")
     counter(page, 0).wait_for()  # a restart option: back to t = 0
     assert real_errors(errors) == []
+
+
+def test_a_crafted_link_or_file_name_runs_nothing_and_shows_its_text(server, page):
+    """User text is data: script in a query value or an upload's file name is shown as
+    the characters typed and never runs (issue 13: `?m=<script>` ran in chromium). After a
+    bad link, an upload's refusal still shows (it used to vanish), and a complaint once."""
+    script = "<script>window.__x=1</script>"
+    image = '<img src=x onerror="window.__y=1">'
+    from urllib.parse import quote
+    open_page(page, server["url"] + f"?m={quote(script)}&dataset={quote(image)}")
+    page.get_by_text(re.compile(re.escape(f"URL: m = {script} was ignored"))).wait_for()
+    page.get_by_text(re.compile(re.escape(f"URL: dataset = {image} was ignored"))).wait_for()
+    assert page.get_by_text(re.compile(re.escape(f"URL: m = {script} was ignored"))).count() == 1
+    page.locator('input[type="file"]').set_input_files(files=[{
+        "name": '<img src=x onerror="window.__z=1">.csv', "mimeType": "text/csv", "buffer": b"1,x\n"}])
+    page.get_by_text(re.compile(re.escape('Upload refused: <img src=x onerror="window.__z=1">.csv'))).wait_for()
+    page.wait_for_timeout(500)
+    assert page.evaluate("() => [window.__x, window.__y, window.__z]") == [None, None, None]

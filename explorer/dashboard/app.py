@@ -156,7 +156,7 @@ class Dashboard(param.Parameterized):
 
         def refused(values):
             problems = apply_query(target, values, names)  # may clear messages: read them after
-            self.messages = [*self.messages, *problems]
+            self.messages = [*self.messages, *(text for text in problems if text not in self.messages)]
         self._synced.append((target, names))
         self._location.sync(target, names, on_error=refused)
 

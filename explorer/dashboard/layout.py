@@ -8,6 +8,8 @@ transport bar (Reset, Back, Play, Pause, Step, speed, ``t = N of n rows``), the 
 
 from __future__ import annotations
 
+import re
+
 import panel as pn
 import param
 from panel.custom import JSComponent
@@ -16,7 +18,7 @@ from .settings import ALPHA0_CHOICES, ETA_CHOICES, URL_NAMES, Settings
 from .transport import Transport
 from .upload import FORMATS, MAX_BYTES, MAX_COLUMNS, MAX_ROWS
 
-__all__ = ["layout", "FrameClock"]
+__all__ = ["layout", "FrameClock", "plain_text"]
 
 LABELS = {"m": "m: sketch size", "alpha0": "α₀: initial regularizer", "eta": "η: learning rate",
           "dataset": "data set", "n": "n: stream length", "d": "d: dimension", "seed": "seed"}
@@ -83,16 +85,42 @@ class FrameClock(JSComponent):
     """
 
 
+_MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
+
+
+def plain_text(text) -> str:
+    """``text`` as Markdown source that renders exactly as the text: every ASCII punctuation
+    character backslash-escaped (CommonMark makes each one literal, and the renderer then
+    escapes ``<``, ``>`` and ``&`` for HTML).
+
+    Alerts quote what the user typed or uploaded (URL values, file names, CSV cells), so
+    they are data, never markup: ``?m=<script>...`` shows those characters and runs nothing.
+
+    >>> print(plain_text("m = <b>1</b>"))
+    m \\= \\<b\\>1\\<\\/b\\>
+    """
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", str(text))
+
+
 def _alerts(app) -> pn.Column:
-    column = pn.Column(sizing_mode="stretch_width")
+    """Two alert boxes, problems (red) and the page's notes (blue), one paragraph a message.
+
+    The boxes stay and only their text changes: replacing the panes themselves while the
+    page loads (a bad link's complaints arrive then) left the browser out of step, and
+    every later message, an upload's refusal among them, was never shown (issue 13).
+    """
+    errors = pn.pane.Alert("", alert_type="danger", margin=(2, 10), visible=False,
+                           sizing_mode="stretch_width")
+    notes = pn.pane.Alert("", alert_type="info", margin=(2, 10), visible=False,
+                          sizing_mode="stretch_width")
 
     def render(*_):
-        errors = [pn.pane.Alert(text, alert_type="danger", margin=(2, 10)) for text in app.messages]
-        notes = [pn.pane.Alert(text, alert_type="info", margin=(2, 10)) for text in app.notes]
-        column.objects = errors + notes
+        for pane, texts in ((errors, app.messages), (notes, app.notes)):
+            pane.object = "\n\n".join(plain_text(text) for text in texts)
+            pane.visible = bool(texts)
     render()
     app.param.watch(render, ["messages", "notes"])
-    return column
+    return pn.Column(errors, notes, sizing_mode="stretch_width")
 
 
 def _tabs(app) -> pn.Tabs:

@@ -1,0 +1,144 @@
+"""Frequent Directions on extreme but finite input: handled exactly, or refused with the
+state unchanged; never a hang, never an inf or NaN in the buffer (issue 13, defects 1-3).
+
+FD is scale-equivariant: sketching ``s A`` gives ``s B``. Rows whose squares underflow
+(entries near 1e-200) are shrunk on a buffer scaled up by a power of two, so they keep
+their directions; rows whose total squared norm would pass ``MAX_SQUARED_MASS`` (entries
+near 1e155 and up) would overflow every shrink and are refused before anything changes.
+Every test runs under a time limit, so a hang fails instead of blocking the suite.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import explorer.sketch as sketch_module
+from explorer import FrequentDirections, GeneralizedFrequentDirections, RobustFrequentDirections
+from explorer.sketch import MAX_SQUARED_MASS
+
+pytestmark = pytest.mark.timeout(60)
+
+KINDS = [
+    pytest.param(lambda d, m: FrequentDirections(d, m), id="fd"),
+    pytest.param(lambda d, m: FrequentDirections(d, m, fast=True), id="fd-fast"),
+    pytest.param(lambda d, m: RobustFrequentDirections(d, m, alpha0=0.5), id="rfd"),
+    pytest.param(lambda d, m: RobustFrequentDirections(d, m, alpha0=0.5, fast=True), id="rfd-fast"),
+]
+
+
+def same_state(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+
+
+def test_an_overflowing_row_is_refused_and_the_next_rows_do_not_hang():
+    """Defect 1: the rows were accepted, the shrink stored inf and the next LAPACK call
+    never returned (through an upload it froze the whole dashboard server)."""
+    fd = FrequentDirections(3, 2, fast=True)
+    before = fd.state_dict()
+    with pytest.raises(ValueError, match="row 0 is too large"):
+        fd.extend([[1e155, 2e155, 3e155], [0, 1, 0], [0, 0, 1], [1, 1, 1]])
+    same_state(fd.state_dict(), before)
+    fd.extend(np.ones((3, 3)))
+    assert np.isfinite(fd.sketch).all() and fd.n_seen == 3
+
+
+def test_a_huge_row_is_refused_instead_of_wiping_the_sketch():
+    """Defect 2: ``update(A[2] * 1e160)`` left 0 rows and delta_total = 0, silently."""
+    A = np.random.default_rng(0).standard_normal((3, 6))
+    fd = FrequentDirections(6, 3)
+    fd.extend(A[:2])
+    before = fd.state_dict()
+    with pytest.raises(ValueError, match="too large"):
+        fd.update(A[2] * 1e160)
+    same_state(fd.state_dict(), before)
+    assert fd.rank == 2
+
+
+@pytest.mark.parametrize("make", KINDS)
+def test_a_failed_shrink_restores_the_sketch_and_the_next_update_works(make, monkeypatch):
+    """Defect 3: a shrink that raised left the buffer full; every later update then
+    raised IndexError. Now the call is undone and says which row failed."""
+    rng = np.random.default_rng(1)
+    sk = make(5, 3)
+    sk.extend(rng.standard_normal((4, 5)))
+    before = sk.state_dict()
+
+    def broken(*args, **kwargs):
+        raise np.linalg.LinAlgError("SVD did not converge")
+    monkeypatch.setattr(sketch_module, "svd_shrink", broken)
+    monkeypatch.setattr(sketch_module, "gram_shrink", broken)
+    with pytest.raises(ValueError, match="the shrink failed"):
+        sk.extend(rng.standard_normal((9, 5)))
+    same_state(sk.state_dict(), before)
+    with pytest.raises(ValueError, match="the shrink failed"):
+        for _ in range(9):
+            sk.update(rng.standard_normal(5))
+    monkeypatch.undo()
+    sk.extend(rng.standard_normal((9, 5)))  # works again
+    assert np.isfinite(sk.sketch).all() and sk.rank < sk.capacity
+
+
+@pytest.mark.parametrize("make", KINDS)
+@pytest.mark.parametrize("scale", [2.0 ** -700, 1e-200, 1e-100, 1e100, 1e140])
+def test_fd_is_scale_equivariant_at_extreme_scales(make, scale):
+    """Sketching ``s A`` gives ``s B``: tiny rows are no longer lost to underflow."""
+    A = np.random.default_rng(2).standard_normal((40, 6))
+    scaled, plain = make(6, 3), make(6, 3)
+    scaled.extend(A * scale)
+    plain.extend(A)
+    assert scaled.rank == plain.rank > 0
+    got = (scaled.rows / scale).T @ (scaled.rows / scale)
+    expected = plain.rows.T @ plain.rows
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
+
+
+def test_generalized_fd_refuses_a_huge_row_in_a_batch_without_taking_the_rows_before_it():
+    sk = GeneralizedFrequentDirections(3, 2)
+    before = sk.state_dict()
+    with pytest.raises(ValueError, match="too large"):
+        sk.extend([[1.0, 0, 0], [0, 1.0, 0], [1e200, 0, 0]], [1.0, -1.0, 1.0])
+    same_state(sk.state_dict(), before)
+
+
+finite_scales = st.integers(min_value=-300, max_value=300).map(lambda e: 10.0 ** e)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**16), n=st.integers(1, 30), d=st.integers(1, 6),
+       m=st.integers(2, 5), fast=st.booleans(), scales=st.lists(finite_scales, min_size=1, max_size=3))
+def test_fuzz_extreme_scales_refuse_cleanly_or_keep_the_guarantee(seed, n, d, m, fast, scales):
+    """Batches at scales from 1e-300 to 1e300 (and scale jumps between them): each call
+    is refused with the state bit-identical, or accepted with a finite state in which
+    ``A^T A - B^T B`` is PSD and at most ``delta_total`` in norm (up to rounding)."""
+    rng = np.random.default_rng(seed)
+    sk = RobustFrequentDirections(d, m, alpha0=0.0, fast=fast)
+    accepted = []
+    for scale in scales:
+        X = rng.standard_normal((n, d)) * scale
+        before = sk.state_dict()
+        try:
+            sk.extend(X)
+        except ValueError as error:
+            assert "too large" in str(error)
+            same_state(sk.state_dict(), before)
+            continue
+        accepted.append(X)
+        assert np.isfinite(sk.sketch).all() and np.isfinite(sk.delta_total)
+        assert sk.frobenius_squared <= MAX_SQUARED_MASS
+    if not accepted:
+        return
+    A = np.vstack(accepted)
+    top = float(np.abs(A).max())
+    if top == 0.0:
+        return
+    A_s, B_s = A / top, sk.rows / top  # compare at a scale where the Gram matrices are finite
+    E = A_s.T @ A_s - B_s.T @ B_s
+    slack = 1e-9 * max(float(np.sum(A_s ** 2)), 1e-300)
+    eigenvalues = np.linalg.eigvalsh((E + E.T) / 2)
+    assert eigenvalues.min() >= -slack
+    if top >= 1e-150:  # below, delta (of order top^2) underflows to 0: nothing to compare
+        assert eigenvalues.max() <= sk.delta_total / top / top + slack
