@@ -74,10 +74,10 @@ _ddot = scipy.linalg.blas.ddot
 #: 1e150 are fine; larger data must be rescaled first.
 MAX_SQUARED_MASS = 1e300
 
-#: A buffer whose largest entry is below this is shrunk after scaling it up by a power of
-#: two (exact): squared entries below ~1e-308 would underflow to 0 and the shrink would
-#: drop rows that hold all of the data (FD is scale-equivariant, its result is not).
-_TINY = 2.0 ** -400
+#: A shrink whose largest squared singular value is below this is redone on the buffer
+#: scaled up by a power of two (exact): squares below ~1e-308 underflow to 0, and the
+#: shrink would drop rows that hold all of the data (FD is scale-equivariant, float is not).
+_TINY_SQUARE = 2.0 ** -600
 
 
 def squared_norms(X: np.ndarray) -> np.ndarray:
@@ -110,11 +110,18 @@ def check_row_mass(mass_before: float, row: np.ndarray, name: str = "x") -> floa
 
 
 def power_of_two_scale(B: np.ndarray) -> float:
-    """1, or a power of two that lifts a buffer of tiny entries near 1 (exact scaling)."""
-    top = float(np.abs(B).max()) if B.size else 0.0
-    if top == 0.0 or top >= _TINY:
-        return 1.0
-    return float(2.0 ** -np.frexp(top)[1])
+    """The power of two that brings the largest entry of a non-zero ``B`` into [0.5, 1)
+    (multiplying by it is exact)."""
+    return float(2.0 ** -np.frexp(float(np.abs(B).max()))[1])
+
+
+def _shrink_of(B: np.ndarray, m: int) -> tuple[np.ndarray, float, np.ndarray]:
+    """FD's shrink of the occupied rows ``B``: ``(squared, delta, kept_rows)`` through
+    :func:`gram_shrink` for a wide buffer, :func:`svd_shrink` for a tall one."""
+    if B.shape[0] < B.shape[1]:
+        squared, delta, weights = gram_shrink(B @ B.T, B.shape[1], m)
+        return squared, delta, weights @ B
+    return svd_shrink(B, m)
 
 
 class ShrinkFailed(ValueError):
@@ -228,13 +235,19 @@ class FrequentDirections(Observable):
         """
         if mass is None:
             mass = check_row_mass(self.squared_mass, row)
-        if self._filled + 1 == self.capacity:  # this row triggers a shrink: keep a way back
-            self._insert(row[None, :], mass)
-            return
         self.n_seen += 1
-        self.squared_mass = mass
         self._buffer[self._filled] = row
         self._filled += 1
+        if self._filled == self.capacity:
+            try:
+                self._shrink()  # stores nothing unless it succeeds
+            except (np.linalg.LinAlgError, FloatingPointError, ValueError) as error:
+                self._filled -= 1
+                self._buffer[self._filled] = 0.0
+                self.n_seen -= 1
+                raise ShrinkFailed(f"this row filled the buffer and the shrink failed ({error}); the sketch "
+                                   f"is as it was before the row") from None
+        self.squared_mass = mass
 
     def extend(self, X) -> None:
         """Add the rows of ``X`` (n x d) in order; same result as ``update`` row by row.
@@ -254,8 +267,11 @@ class FrequentDirections(Observable):
         if mass is None:
             mass = check_mass(self.squared_mass, X)
         before = (self._filled, self.n_seen, self.n_shrinks, self.delta_total, self.squared_mass)
-        kept_before = None  # the occupied rows before the call, copied before a shrink overwrites them
         nonzero = np.flatnonzero(X.any(axis=1))
+        # A shrink stores nothing unless it succeeds, so a failed first shrink leaves the
+        # occupied rows as they were; only a call that may shrink twice keeps a copy of them.
+        kept_before = (self._buffer[:before[0]].copy()
+                       if nonzero.size > self.capacity - before[0] else None)
         seen_before = self.n_seen
         start = 0
         while start < nonzero.size:
@@ -265,12 +281,11 @@ class FrequentDirections(Observable):
             start += block.size
             if self._filled == self.capacity:
                 self.n_seen = seen_before + int(block[-1]) + 1
-                if kept_before is None:
-                    kept_before = self._buffer[:before[0]].copy()
                 try:
                     self._shrink()
                 except (np.linalg.LinAlgError, FloatingPointError, ValueError) as error:
-                    self._buffer[:before[0]] = kept_before
+                    if kept_before is not None:
+                        self._buffer[:before[0]] = kept_before
                     self._buffer[before[0]:] = 0.0
                     self._filled, self.n_seen, self.n_shrinks, self.delta_total, self.squared_mass = before
                     raise ShrinkFailed(f"row {int(block[-1])} of this call: the shrink failed "
@@ -280,22 +295,18 @@ class FrequentDirections(Observable):
 
     def _shrink(self) -> None:
         """A wide buffer shrinks through ``B B^T`` (:func:`gram_shrink`, 3-4x faster), a
-        tall one through LAPACK's SVD. A buffer of tiny entries is shrunk scaled up by a
-        power of two (:func:`power_of_two_scale`), so squares never underflow and no row
-        is lost. Nothing is stored unless the result is finite (``FloatingPointError``)."""
+        tall one through LAPACK's SVD. Both square the singular values: if the largest
+        square is near underflow (entries below ~1e-90), the shrink is redone on the buffer
+        scaled up by a power of two (:func:`power_of_two_scale`, exact), so no row is lost.
+        Nothing is stored unless the result is finite (else ``FloatingPointError``)."""
         B = self._buffer[:self._filled]
-        scale = power_of_two_scale(B)
-        if scale != 1.0:
-            B = B * scale
-        if B.shape[0] < B.shape[1]:
-            squared, delta, weights = gram_shrink(B @ B.T, B.shape[1], self.m)
-            kept_rows = weights @ B
-        else:
-            squared, delta, kept_rows = svd_shrink(B, self.m)
-        if not (np.isfinite(delta) and np.isfinite(kept_rows).all() and np.isfinite(squared).all()):
-            raise FloatingPointError("the shrink's result is not finite")
-        if scale != 1.0:
+        squared, delta, kept_rows = _shrink_of(B, self.m)
+        if squared[0] < _TINY_SQUARE:
+            scale = power_of_two_scale(B)
+            squared, delta, kept_rows = _shrink_of(B * scale, self.m)
             squared, delta, kept_rows = squared / scale / scale, delta / scale / scale, kept_rows / scale
+        if not (np.isfinite(delta) and np.isfinite(squared).all() and np.isfinite(kept_rows).all()):
+            raise FloatingPointError("the shrink's result is not finite")
         self._commit_shrink(np.sqrt(squared), delta, kept_rows)
 
     def _commit_shrink(self, sigma: np.ndarray, delta: float, kept_rows: np.ndarray) -> None:
