@@ -198,7 +198,7 @@ class FrequentDirections(Observable):
         self.n_seen = 0
         self.n_shrinks = 0
         self.delta_total = 0.0
-        self.squared_mass = 0.0
+        self._frobenius_squared = 0.0
 
     @property
     def capacity(self) -> int:
@@ -213,7 +213,7 @@ class FrequentDirections(Observable):
     @property
     def frobenius_squared(self) -> float:
         """``||A||_F^2``: the total squared norm of every row seen (what ``B`` summarizes)."""
-        return self.squared_mass
+        return self._frobenius_squared
 
     def update(self, x) -> None:
         """Add one row ``x`` (length d).
@@ -222,7 +222,7 @@ class FrequentDirections(Observable):
         :data:`MAX_SQUARED_MASS`, raises ``ValueError`` and changes nothing.
         """
         row = as_row(x, self.d)
-        mass = check_row_mass(self.squared_mass, row)
+        mass = check_row_mass(self._frobenius_squared, row)
         if row.any():
             self._insert_row(row, mass)
         else:
@@ -234,7 +234,7 @@ class FrequentDirections(Observable):
         ``mass``: the total squared norm with this row, when the caller has checked it.
         """
         if mass is None:
-            mass = check_row_mass(self.squared_mass, row)
+            mass = check_row_mass(self._frobenius_squared, row)
         self.n_seen += 1
         self._buffer[self._filled] = row
         self._filled += 1
@@ -247,7 +247,7 @@ class FrequentDirections(Observable):
                 self.n_seen -= 1
                 raise ShrinkFailed(f"this row filled the buffer and the shrink failed ({error}); the sketch "
                                    f"is as it was before the row") from None
-        self.squared_mass = mass
+        self._frobenius_squared = mass
 
     def extend(self, X) -> None:
         """Add the rows of ``X`` (n x d) in order; same result as ``update`` row by row.
@@ -256,7 +256,7 @@ class FrequentDirections(Observable):
         :data:`MAX_SQUARED_MASS`), ``ValueError`` names it and nothing changes.
         """
         X = as_rows(X, self.d)
-        self._insert(X, check_mass(self.squared_mass, X, name="X"))
+        self._insert(X, check_mass(self._frobenius_squared, X, name="X"))
 
     def _insert(self, X: np.ndarray, mass: float | None = None) -> None:
         """Copy validated rows into free buffer rows, shrinking whenever it fills up.
@@ -265,8 +265,8 @@ class FrequentDirections(Observable):
         before the call and raises :class:`ShrinkFailed`, a ``ValueError`` naming the row.
         """
         if mass is None:
-            mass = check_mass(self.squared_mass, X)
-        before = (self._filled, self.n_seen, self.n_shrinks, self.delta_total, self.squared_mass)
+            mass = check_mass(self._frobenius_squared, X)
+        before = (self._filled, self.n_seen, self.n_shrinks, self.delta_total, self._frobenius_squared)
         nonzero = np.flatnonzero(X.any(axis=1))
         # A shrink stores nothing unless it succeeds, so a failed first shrink leaves the
         # occupied rows as they were; only a call that may shrink twice keeps a copy of them.
@@ -287,11 +287,11 @@ class FrequentDirections(Observable):
                     if kept_before is not None:
                         self._buffer[:before[0]] = kept_before
                     self._buffer[before[0]:] = 0.0
-                    self._filled, self.n_seen, self.n_shrinks, self.delta_total, self.squared_mass = before
+                    self._filled, self.n_seen, self.n_shrinks, self.delta_total, self._frobenius_squared = before
                     raise ShrinkFailed(f"row {int(block[-1])} of this call: the shrink failed "
                                        f"({error}); the sketch is as it was before the call") from None
         self.n_seen = seen_before + X.shape[0]
-        self.squared_mass = mass
+        self._frobenius_squared = mass
 
     def _shrink(self) -> None:
         """A wide buffer shrinks through ``B B^T`` (:func:`gram_shrink`, 3-4x faster), a
@@ -366,7 +366,7 @@ class FrequentDirections(Observable):
         return {"kind": type(self).__name__, "d": self.d, "m": self.m, "fast": self.fast,
                 "buffer": copy_array(self._buffer), "filled": self._filled, "n_seen": self.n_seen,
                 "n_shrinks": self.n_shrinks, "delta_total": self.delta_total,
-                "squared_mass": self.squared_mass, **self._extra_state()}
+                "frobenius_squared": self._frobenius_squared, **self._extra_state()}
 
     def _extra_state(self) -> dict:
         return {}
@@ -391,8 +391,8 @@ class FrequentDirections(Observable):
         self.n_shrinks = int(state["n_shrinks"])
         self.delta_total = float(state["delta_total"])
         # a state saved before the total was kept: ||B||_F^2 + Delta is a lower bound of it
-        self.squared_mass = (float(state["squared_mass"]) if "squared_mass" in state
-                             else float(np.sum(buffer ** 2)) + self.delta_total)
+        self._frobenius_squared = (float(state["frobenius_squared"]) if "frobenius_squared" in state
+                                   else float(np.sum(buffer ** 2)) + self.delta_total)
 
     @classmethod
     def _extra_arguments(cls, state: dict) -> dict:
@@ -507,7 +507,7 @@ class GeneralizedFrequentDirections(Observable):
         for part, rows in ((self.positive, np.flatnonzero(weights > 0)),
                            (self.negative, np.flatnonzero(weights < 0))):
             try:
-                check_mass(part.squared_mass, scaled[rows], name="X")
+                check_mass(part.frobenius_squared, scaled[rows], name="X")
             except ValueError:
                 raise ValueError(_mass_message(part, scaled, rows)) from None
         saved = [part.state_dict() for part in (self.positive, self.negative)] if len(X) > 1 else None
@@ -554,7 +554,7 @@ class GeneralizedFrequentDirections(Observable):
 def _mass_message(part: FrequentDirections, scaled: np.ndarray, rows: np.ndarray) -> str:
     """The refusal of the first of ``rows`` that takes ``part`` past the total it accepts."""
     with np.errstate(over="ignore"):
-        running = part.squared_mass + np.cumsum(squared_norms(scaled[rows]))
+        running = part.frobenius_squared + np.cumsum(squared_norms(scaled[rows]))
     row = int(rows[np.flatnonzero(~(running <= MAX_SQUARED_MASS))[0]])
     return (f"X row {row} is too large: the total squared norm of the weighted rows "
             f"|s| ||x||^2 would exceed {MAX_SQUARED_MASS:.0e}, beyond which a shrink overflows; "

@@ -142,3 +142,14 @@ def test_fuzz_extreme_scales_refuse_cleanly_or_keep_the_guarantee(seed, n, d, m,
     assert eigenvalues.min() >= -slack
     if top >= 1e-150:  # below, delta (of order top^2) underflows to 0: nothing to compare
         assert eigenvalues.max() <= sk.delta_total / top / top + slack
+
+
+def test_a_state_saved_before_the_total_was_kept_loads_with_a_lower_bound():
+    A = np.random.default_rng(3).standard_normal((30, 5))
+    fd = FrequentDirections(5, 3)
+    fd.extend(A)
+    state = fd.state_dict()
+    del state["frobenius_squared"]
+    loaded = FrequentDirections.from_state_dict(state)
+    assert np.sum(fd.rows ** 2) + fd.delta_total <= loaded.frobenius_squared <= fd.frobenius_squared
+    np.testing.assert_allclose(fd.frobenius_squared, np.sum(A ** 2), rtol=1e-12)
