@@ -86,14 +86,19 @@ def squared_norms(X: np.ndarray) -> np.ndarray:
         return np.einsum("ij,ij->i", X, X)
 
 
-def check_mass(mass_before: float, X: np.ndarray, name: str = "x") -> float:
+def check_mass(mass_before: float, X: np.ndarray, name: str = "x",
+               row_numbers: np.ndarray | None = None) -> float:
     """The total squared Frobenius norm after adding the rows of ``X``, or ``ValueError``
-    naming the first row that takes it past :data:`MAX_SQUARED_MASS` (nothing changes)."""
+    naming the first row that takes it past :data:`MAX_SQUARED_MASS` (nothing changes).
+
+    ``row_numbers``: the caller's numbers for the rows of ``X`` (when ``X`` is a subset of
+    what the caller was given), used in the message instead of their positions in ``X``.
+    """
     with np.errstate(over="ignore"):
         running = mass_before + np.cumsum(squared_norms(X))
     over = np.flatnonzero(~(running <= MAX_SQUARED_MASS))
     if over.size:
-        row = int(over[0])
+        row = int(over[0] if row_numbers is None else row_numbers[over[0]])
         raise ValueError(
             f"{name} row {row} is too large: the sketch's total squared norm ||A||_F^2 would "
             f"exceed {MAX_SQUARED_MASS:.0e}, beyond which its shrink overflows (entries up to "
@@ -506,10 +511,7 @@ class GeneralizedFrequentDirections(Observable):
         scaled = np.sqrt(np.abs(weights))[:, None] * X
         for part, rows in ((self.positive, np.flatnonzero(weights > 0)),
                            (self.negative, np.flatnonzero(weights < 0))):
-            try:
-                check_mass(part.frobenius_squared, scaled[rows], name="X")
-            except ValueError:
-                raise ValueError(_mass_message(part, scaled, rows)) from None
+            check_mass(part.frobenius_squared, scaled[rows], name="X", row_numbers=rows)
         saved = [part.state_dict() for part in (self.positive, self.negative)] if len(X) > 1 else None
         seen = self.n_seen
         try:
@@ -549,16 +551,6 @@ class GeneralizedFrequentDirections(Observable):
                                         if key.startswith(prefix)})
         sk.n_seen = int(state["n_seen"])
         return sk
-
-
-def _mass_message(part: FrequentDirections, scaled: np.ndarray, rows: np.ndarray) -> str:
-    """The refusal of the first of ``rows`` that takes ``part`` past the total it accepts."""
-    with np.errstate(over="ignore"):
-        running = part.frobenius_squared + np.cumsum(squared_norms(scaled[rows]))
-    row = int(rows[np.flatnonzero(~(running <= MAX_SQUARED_MASS))[0]])
-    return (f"X row {row} is too large: the total squared norm of the weighted rows "
-            f"|s| ||x||^2 would exceed {MAX_SQUARED_MASS:.0e}, beyond which a shrink overflows; "
-            f"rescale the data or the weights")
 
 
 def _check_weight(s) -> float:

@@ -33,7 +33,7 @@ def registered_kinds() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def copy_array(array, dtype=float) -> np.ndarray:
+def copy_array(array) -> np.ndarray:
     """A copy of ``array`` in the same memory layout: C order stays C, Fortran order stays
     Fortran (and a strided view becomes the contiguous layout closest to it).
 
@@ -50,7 +50,7 @@ def copy_array(array, dtype=float) -> np.ndarray:
     >>> bool(b.flags.f_contiguous), bool(np.shares_memory(a, b)), bool(np.array_equal(a, b))
     (True, False, True)
     """
-    return np.array(array, dtype=dtype, order="K", copy=True)
+    return np.array(array, dtype=float, order="K", copy=True)
 
 
 def save_state(obj: Any, file) -> None:

@@ -153,3 +153,9 @@ def test_a_state_saved_before_the_total_was_kept_loads_with_a_lower_bound():
     loaded = FrequentDirections.from_state_dict(state)
     assert np.sum(fd.rows ** 2) + fd.delta_total <= loaded.frobenius_squared <= fd.frobenius_squared
     np.testing.assert_allclose(fd.frobenius_squared, np.sum(A ** 2), rtol=1e-12)
+
+
+def test_generalized_fd_names_the_refused_row_as_the_caller_numbered_it():
+    sk = GeneralizedFrequentDirections(3, 2)
+    with pytest.raises(ValueError, match="X row 2 is too large"):
+        sk.extend([[1.0, 0, 0], [0, 1.0, 0], [1e200, 0, 0]], [1.0, -1.0, 1.0])
