@@ -70,18 +70,18 @@ class _SketchCurvature:
     def __init__(self, sketch, alpha0: float):
         self.sketch = sketch
         self.alpha0 = alpha0
-        capacity = sketch._buffer.shape[0]
+        capacity = sketch.capacity if hasattr(sketch, "capacity") else sketch.m
         self.inner = np.zeros((capacity, capacity))
         self.factor = np.zeros((capacity, capacity), order="F")
         self.bordered = not isinstance(sketch, RandomProjectionSketch)
         self.refactor()
 
     def _rows(self) -> np.ndarray:
-        return self.sketch._buffer[:self.rank]
+        return self.sketch.rows_view
 
     @property
     def rank(self) -> int:
-        return self.sketch._filled if self.bordered else self.sketch.m
+        return self.sketch.rank if self.bordered else self.sketch.m
 
     def add(self, row: np.ndarray) -> None:
         if not row.any():
@@ -89,11 +89,10 @@ class _SketchCurvature:
         if not self.bordered:
             self._add_projected(row)
             return
-        shrinks = self.sketch.n_shrinks
-        self.sketch._insert_row(row)  # non-zero: checked above
-        r = self.sketch._filled
-        B = self.sketch._buffer[:r]
-        if self.sketch.n_shrinks != shrinks:  # rows are orthogonal right after a shrink
+        shrink = self.sketch.insert_row(row)  # non-zero: checked above
+        B = self.sketch.rows_view
+        r = B.shape[0]
+        if shrink is not None:  # rows are orthogonal right after a shrink
             diagonal = np.einsum("ij,ij->i", B, B)
             self.inner[:] = 0.0
             self.inner[np.arange(r), np.arange(r)] = diagonal
@@ -141,9 +140,9 @@ class _SketchCurvature:
 
     def _add_projected(self, row: np.ndarray) -> None:
         """RP: ``B <- B + r g^T`` changes every row; ``K`` follows in O(md)."""
-        B = self.sketch._buffer
+        B = self.sketch.rows_view
         before = B @ row
-        self.sketch._insert(row[None, :])
+        self.sketch.insert_row(row)
         r = (B @ row - before) / (row @ row)  # the random direction just drawn
         self.inner += np.outer(r, before) + np.outer(before, r) + (row @ row) * np.outer(r, r)
 
@@ -182,7 +181,7 @@ class _SketchCurvature:
     def load(self, state: dict) -> None:
         """Restore exactly, factor included: a refactored ``L`` differs in the last bits,
         and FD-SON with a tiny alpha_0 amplifies such differences into other weights."""
-        self.sketch._restore({k[len("sketch."):]: v for k, v in state.items()
+        self.sketch.load_state_dict({k[len("sketch."):]: v for k, v in state.items()
                               if k.startswith("sketch.")})
         self.inner[:] = np.asarray(state["inner"], dtype=float)
         self.refactor()

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import Callable, NamedTuple
 
 import numpy as np
 import scipy.linalg
 
 from ._validation import as_row, as_rows, check_float, check_int
 from .hooks import Observable, ShrinkEvent
-from .state import check_kind, copy_array, stateful
+from .state import StateReader, all_or_nothing, copy_array, state_part, stateful
 
 __all__ = [
     "FrequentDirections",
@@ -32,6 +33,7 @@ __all__ = [
     "GeneralizedFrequentDirections",
     "RandomProjectionSketch",
     "MAX_SQUARED_MASS",
+    "Shrink",
     "ShrinkFailed",
 ]
 
@@ -127,6 +129,22 @@ def _shrink_of(B: np.ndarray, m: int) -> tuple[np.ndarray, float, np.ndarray]:
         squared, delta, weights = gram_shrink(B @ B.T, B.shape[1], m)
         return squared, delta, weights @ B
     return svd_shrink(B, m)
+
+
+class Shrink(NamedTuple):
+    """What one shrink did (returned by :meth:`FrequentDirections.insert_row`)."""
+
+    squared: np.ndarray
+    """The buffer's squared singular values before the shrink, descending."""
+    delta: float
+    """FD's delta, subtracted from each of them."""
+    kept: int
+    """Rows kept: ``sqrt(squared[i] - delta) v_i^T`` for i < kept."""
+
+
+ShrinkRule = Callable[[np.ndarray], "tuple[np.ndarray, float, np.ndarray]"]
+"""How a full buffer's shrink is computed from its occupied rows ``B``: ``(squared singular
+values descending, delta, kept rows)``, as :func:`svd_shrink` returns."""
 
 
 class ShrinkFailed(ValueError):
@@ -227,25 +245,38 @@ class FrequentDirections(Observable):
         :data:`MAX_SQUARED_MASS`, raises ``ValueError`` and changes nothing.
         """
         row = as_row(x, self.d)
-        mass = check_row_mass(self._frobenius_squared, row)
         if row.any():
-            self._insert_row(row, mass)
+            self.insert_row(row)
         else:
             self.n_seen += 1  # an all-zero row would occupy no row
 
-    def _insert_row(self, row: np.ndarray, mass: float | None = None) -> None:
-        """One validated non-zero row: :meth:`_insert` without its batching (a round of SON).
+    def insert_row(self, row: np.ndarray, *, columns: np.ndarray | None = None,
+                   rule: "ShrinkRule | None" = None) -> "Shrink | None":
+        """Add one row the caller has already checked (finite, not all zero): the fast path
+        of a learner's round, without :meth:`update`'s conversion and checks of the input.
 
-        ``mass``: the total squared norm with this row, when the caller has checked it.
+        ``columns``: the row is sparse, ``row`` holding its values at these column indices
+        (S-FTRL's rows touch few of the d columns). ``rule``: how a full buffer's shrink is
+        computed from the occupied rows, ``rule(B) -> (squared, delta, kept_rows)`` like
+        :func:`svd_shrink` (S-FTRL's sparse Gram shrink); FD's own when None. Returns the
+        :class:`Shrink` when the row filled the buffer (the kept rows are then orthogonal),
+        else None.
+
+        All or nothing: a row that would take ``||A||_F^2`` past :data:`MAX_SQUARED_MASS`
+        is refused (``ValueError``), and a failed shrink raises :class:`ShrinkFailed` with
+        the sketch as it was before the row.
         """
-        if mass is None:
-            mass = check_row_mass(self._frobenius_squared, row)
+        mass = check_row_mass(self._frobenius_squared, row)
         self.n_seen += 1
-        self._buffer[self._filled] = row
+        if columns is None:
+            self._buffer[self._filled] = row
+        else:
+            self._buffer[self._filled, columns] = row
         self._filled += 1
+        shrink = None
         if self._filled == self.capacity:
             try:
-                self._shrink()  # stores nothing unless it succeeds
+                shrink = self._shrink(rule)  # stores nothing unless it succeeds
             except (np.linalg.LinAlgError, FloatingPointError, ValueError) as error:
                 self._filled -= 1
                 self._buffer[self._filled] = 0.0
@@ -253,6 +284,15 @@ class FrequentDirections(Observable):
                 raise ShrinkFailed(f"this row filled the buffer and the shrink failed ({error}); the sketch "
                                    f"is as it was before the row") from None
         self._frobenius_squared = mass
+        return shrink
+
+    @property
+    def rows_view(self) -> np.ndarray:
+        """The occupied rows of ``B`` as a read-only view (no copy: for a learner's round;
+        :attr:`rows` gives a copy)."""
+        view = self._buffer[:self._filled]
+        view.flags.writeable = False
+        return view
 
     def extend(self, X) -> None:
         """Add the rows of ``X`` (n x d) in order; same result as ``update`` row by row.
@@ -298,14 +338,15 @@ class FrequentDirections(Observable):
         self.n_seen = seen_before + X.shape[0]
         self._frobenius_squared = mass
 
-    def _shrink(self) -> None:
+    def _shrink(self, rule: "ShrinkRule | None" = None) -> "Shrink":
         """A wide buffer shrinks through ``B B^T`` (:func:`gram_shrink`, 3-4x faster), a
-        tall one through LAPACK's SVD. Both square the singular values: if the largest
-        square is near underflow (entries below ~1e-90), the shrink is redone on the buffer
-        scaled up by a power of two (:func:`power_of_two_scale`, exact), so no row is lost.
-        Nothing is stored unless the result is finite (else ``FloatingPointError``)."""
+        tall one through LAPACK's SVD (or by ``rule``, see :meth:`insert_row`). Both square
+        the singular values: if the largest square is near underflow (entries below
+        ~1e-90), the shrink is redone on the buffer scaled up by a power of two
+        (:func:`power_of_two_scale`, exact), so no row is lost. Nothing is stored unless
+        the result is finite (else ``FloatingPointError``)."""
         B = self._buffer[:self._filled]
-        squared, delta, kept_rows = _shrink_of(B, self.m)
+        squared, delta, kept_rows = _shrink_of(B, self.m) if rule is None else rule(B)
         if squared[0] < _TINY_SQUARE:
             scale = power_of_two_scale(B)
             squared, delta, kept_rows = _shrink_of(B * scale, self.m)
@@ -313,13 +354,10 @@ class FrequentDirections(Observable):
         if not (np.isfinite(delta) and np.isfinite(squared).all() and np.isfinite(kept_rows).all()):
             raise FloatingPointError("the shrink's result is not finite")
         self._commit_shrink(np.sqrt(squared), delta, kept_rows)
+        return Shrink(squared, delta, kept_rows.shape[0])
 
     def _commit_shrink(self, sigma: np.ndarray, delta: float, kept_rows: np.ndarray) -> None:
-        """Store the rows a shrink keeps (zeroing the rest), account for delta, tell hooks.
-
-        Shared by every way of computing a shrink (here the SVD of the buffer; S-FTRL's
-        sparse Gram-matrix shrink in :mod:`explorer.fm`), so the bookkeeping is written once.
-        """
+        """Store the rows a shrink keeps (zeroing the rest), account for delta, tell hooks."""
         keep = kept_rows.shape[0]
         self._buffer[:keep] = kept_rows
         self._buffer[keep:] = 0.0  # exactly zero: no "ghost" rows from rounding
@@ -378,30 +416,50 @@ class FrequentDirections(Observable):
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "FrequentDirections":
-        check_kind(state, cls)
-        sk = cls(int(state["d"]), int(state["m"]), fast=bool(state["fast"]),
-                 **cls._extra_arguments(state))
-        sk._restore(state)
+        reader = StateReader(state, cls)
+        sk = cls(reader.count("d", minimum=1), reader.count("m", minimum=2), fast=reader.flag("fast"),
+                 **cls._extra_arguments(reader))
+        sk.load_state_dict(state)
         return sk
 
-    def _restore(self, state: dict) -> None:
-        buffer = np.asarray(state["buffer"], dtype=float)
-        filled = int(state["filled"])
-        if buffer.shape != self._buffer.shape or not 0 <= filled < self.capacity:
-            raise ValueError(f"state_dict buffer of shape {buffer.shape} with {filled} rows "
-                             f"does not fit d={self.d}, m={self.m}, fast={self.fast}")
-        self._buffer[:] = buffer
-        self._filled = filled
-        self.n_seen = int(state["n_seen"])
-        self.n_shrinks = int(state["n_shrinks"])
-        self.delta_total = float(state["delta_total"])
-        # a state saved before the total was kept: ||B||_F^2 + Delta is a lower bound of it
-        self._frobenius_squared = (float(state["frobenius_squared"]) if "frobenius_squared" in state
-                                   else float(np.sum(buffer ** 2)) + self.delta_total)
-
     @classmethod
-    def _extra_arguments(cls, state: dict) -> dict:
+    def _extra_arguments(cls, reader: StateReader) -> dict:
         return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Become the sketch ``state`` describes, in place (same d, m, fast; a learner's
+        sketch keeps its identity and hooks). Everything is checked before anything is
+        stored: a state no run could have written (wrong shape, NaN, a negative counter,
+        rows past ``filled``, a total below what ``B`` holds) is refused with a
+        ``ValueError`` naming the key, and the sketch stays as it was."""
+        reader = StateReader(state, type(self))
+        for key, value in self._settings().items():
+            reader.same(key, value)
+        buffer = reader.array("buffer", self._buffer.shape)
+        filled = reader.count("filled", maximum=self.capacity - 1)
+        if buffer[filled:].any():
+            raise reader.refuse("buffer", f"zero after its first {filled} rows ('filled')", "non-zero rows")
+        n_seen = reader.count("n_seen", minimum=filled)
+        n_shrinks = reader.count("n_shrinks")
+        delta_total = reader.number("delta_total", minimum=0.0)
+        if delta_total > 0 and n_shrinks == 0:
+            raise reader.refuse("delta_total", "0 before the first shrink (n_shrinks = 0)", delta_total)
+        held = float(np.sum(buffer ** 2)) if filled else 0.0
+        if not held + delta_total <= MAX_SQUARED_MASS:
+            raise reader.refuse("buffer", f"of total squared norm at most {MAX_SQUARED_MASS:.0e}", held)
+        # A state saved before the total was kept: ||B||_F^2 + Delta is a lower bound of it.
+        total = (reader.number("frobenius_squared", minimum=0.0, maximum=MAX_SQUARED_MASS)
+                 if reader.has("frobenius_squared") else held + delta_total)
+        if total < (held + delta_total) * (1 - 1e-9):
+            raise reader.refuse("frobenius_squared", f">= ||B||_F^2 + delta_total = {held + delta_total:.6g} "
+                                "(a shrink only removes mass it accounts for)", total)
+        self._buffer[:] = buffer
+        self._filled, self.n_seen, self.n_shrinks = filled, n_seen, n_shrinks
+        self.delta_total, self._frobenius_squared = delta_total, total
+
+    def _settings(self) -> dict:
+        """The constructor's arguments as a state dict stores them."""
+        return {"d": self.d, "m": self.m, "fast": self.fast}
 
 
 @stateful
@@ -450,8 +508,11 @@ class RobustFrequentDirections(FrequentDirections):
         return {"alpha0": self.alpha0}
 
     @classmethod
-    def _extra_arguments(cls, state: dict) -> dict:
-        return {"alpha0": float(state["alpha0"])}
+    def _extra_arguments(cls, reader: StateReader) -> dict:
+        return {"alpha0": reader.number("alpha0", minimum=0.0)}
+
+    def _settings(self) -> dict:
+        return {**super()._settings(), "alpha0": self.alpha0}
 
 
 @stateful
@@ -512,18 +573,18 @@ class GeneralizedFrequentDirections(Observable):
         for part, rows in ((self.positive, np.flatnonzero(weights > 0)),
                            (self.negative, np.flatnonzero(weights < 0))):
             check_mass(part.frobenius_squared, scaled[rows], name="X", row_numbers=rows)
-        saved = [part.state_dict() for part in (self.positive, self.negative)] if len(X) > 1 else None
-        seen = self.n_seen
-        try:
+        if len(X) == 1:  # one row: its part's own insert is all or nothing
+            self.n_seen += 1
+            try:
+                (self.positive if weights[0] > 0 else self.negative)._insert(scaled)
+            except ShrinkFailed:
+                self.n_seen -= 1
+                raise
+            return
+        with all_or_nothing(self):
             for row, weight in zip(scaled, weights):
                 self.n_seen += 1
                 (self.positive if weight > 0 else self.negative)._insert(row[None, :])
-        except ShrinkFailed:
-            if saved is not None:
-                self.positive._restore(saved[0])
-                self.negative._restore(saved[1])
-            self.n_seen = seen
-            raise
 
     @property
     def delta_total(self) -> float:
@@ -543,14 +604,24 @@ class GeneralizedFrequentDirections(Observable):
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "GeneralizedFrequentDirections":
-        check_kind(state, cls)
-        sk = cls(int(state["d"]), int(state["m"]), fast=bool(state["fast"]))
-        for name in ("positive", "negative"):
-            prefix = f"{name}."
-            getattr(sk, name)._restore({key[len(prefix):]: value for key, value in state.items()
-                                        if key.startswith(prefix)})
-        sk.n_seen = int(state["n_seen"])
+        reader = StateReader(state, cls)
+        sk = cls(reader.count("d", minimum=1), reader.count("m", minimum=2), fast=reader.flag("fast"))
+        sk.load_state_dict(state)
         return sk
+
+    def load_state_dict(self, state: dict) -> None:
+        """In place (same d, m, fast), both parts checked before either is stored."""
+        reader = StateReader(state, type(self))
+        for key in ("d", "m", "fast"):
+            reader.same(key, getattr(self, key))
+        parts = [state_part(state, f"{name}.") for name in ("positive", "negative")]
+        checks = [FrequentDirections(self.d, self.m, fast=self.fast) for _ in parts]
+        for check, part in zip(checks, parts):
+            check.load_state_dict(part)  # refuses a bad part before anything is stored
+        n_seen = reader.count("n_seen", minimum=checks[0].n_seen + checks[1].n_seen)
+        self.positive.load_state_dict(parts[0])
+        self.negative.load_state_dict(parts[1])
+        self.n_seen = n_seen
 
 
 def _check_weight(s) -> float:
@@ -598,12 +669,24 @@ class RandomProjectionSketch(Observable):
         self._buffer += R.T @ X
         self.n_seen += X.shape[0]
 
+    def insert_row(self, row: np.ndarray) -> None:
+        """Add one row the caller has already checked (a learner's round); never shrinks, so
+        returns None (as :meth:`FrequentDirections.insert_row` does without a shrink)."""
+        self._insert(row[None, :])
+
     @property
     def sketch(self) -> np.ndarray:
         """A copy of ``B`` (m x d)."""
         return self._buffer.copy()
 
     rows = sketch
+
+    @property
+    def rows_view(self) -> np.ndarray:
+        """``B`` as a read-only view (no copy)."""
+        view = self._buffer[:]
+        view.flags.writeable = False
+        return view
 
     def gram(self) -> np.ndarray:
         """``B^T B``, an unbiased estimate of ``A^T A``."""
@@ -616,16 +699,24 @@ class RandomProjectionSketch(Observable):
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "RandomProjectionSketch":
-        check_kind(state, cls)
-        sk = cls(int(state["d"]), int(state["m"]))
-        sk._restore(state)
+        reader = StateReader(state, cls)
+        sk = cls(reader.count("d", minimum=1), reader.count("m", minimum=1))
+        sk.load_state_dict(state)
         return sk
 
-    def _restore(self, state: dict) -> None:
-        buffer = np.asarray(state["buffer"], dtype=float)
-        if buffer.shape != self._buffer.shape:
-            raise ValueError(f"state_dict buffer of shape {buffer.shape} does not fit "
-                             f"d={self.d}, m={self.m}")
+    def load_state_dict(self, state: dict) -> None:
+        """In place (same d and m); the buffer, the count and the generator's state are all
+        checked before any is stored."""
+        reader = StateReader(state, type(self))
+        reader.same("d", self.d)
+        reader.same("m", self.m)
+        buffer = reader.array("buffer", self._buffer.shape)
+        n_seen = reader.count("n_seen")
+        generator = np.random.default_rng()
+        try:
+            generator.bit_generator.state = json.loads(reader.text("rng"))
+        except (TypeError, ValueError, KeyError) as error:
+            raise reader.refuse("rng", "the JSON of a numpy PCG64 generator's state", str(error)[:80]) from None
         self._buffer[:] = buffer
-        self.n_seen = int(state["n_seen"])
-        self._rng.bit_generator.state = json.loads(str(state["rng"]))
+        self.n_seen = n_seen
+        self._rng.bit_generator.state = generator.bit_generator.state

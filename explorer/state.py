@@ -15,7 +15,9 @@ True
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import numbers
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -68,8 +70,133 @@ def load_state(file) -> Any:
     return _REGISTRY[kind].from_state_dict(state)
 
 
-def check_kind(state: dict, cls: type) -> None:
+def check_kind(state: dict, cls: type | str) -> None:
     """Refuse a state dict written by another class."""
+    name = cls if isinstance(cls, str) else cls.__name__
     kind = str(state.get("kind", ""))
-    if kind != cls.__name__:
-        raise ValueError(f"state_dict of kind {kind!r} cannot build a {cls.__name__}")
+    if kind != name:
+        raise ValueError(f"state_dict of kind {kind!r} cannot build a {name}")
+
+
+class StateReader:
+    """Reads a state dict for one class, value by value, refusing anything a run could not
+    have written: a missing key, a non-finite number, a wrong shape, a negative counter, a
+    string that is not one of the allowed ones. Every refusal is a ``ValueError`` that names
+    the class and the key (issue 13: a tampered file must not load and run).
+
+    ``prefix``: the state is a part of a larger one (:func:`state_part`); the prefix is put
+    back in front of the keys the messages name, and the kind is not checked.
+
+    >>> reader = StateReader({"kind": "Demo", "t": -1}, "Demo")
+    >>> reader.count("t")
+    Traceback (most recent call last):
+    ...
+    ValueError: Demo state: 't' must be an integer >= 0, got -1
+    """
+
+    def __init__(self, state: dict, owner: type | str, prefix: str = ""):
+        self.owner = owner if isinstance(owner, str) else owner.__name__
+        self.prefix = prefix
+        self._state = state
+        if not prefix:
+            check_kind(state, self.owner)
+
+    def has(self, key: str) -> bool:
+        return key in self._state
+
+    def raw(self, key: str):
+        """The stored value as it is (a 0-d array as its Python scalar; a missing key is refused)."""
+        if key not in self._state:
+            raise ValueError(f"{self.owner} state has no {self.prefix + key!r} (every "
+                             f"state_dict() of this version has it)")
+        value = self._state[key]
+        return value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
+
+    def refuse(self, key: str, allowed: str, value) -> ValueError:
+        """The error for a value that is not what ``allowed`` says (for a class's own invariants)."""
+        return ValueError(f"{self.owner} state: {self.prefix + key!r} must be {allowed}, got {value!r}")
+
+    def count(self, key: str, *, minimum: int = 0, maximum: int | None = None) -> int:
+        """An integer in [minimum, maximum] (a counter, a size, a position)."""
+        value = self.raw(key)
+        allowed = (f"an integer >= {minimum}" if maximum is None
+                   else f"an integer in [{minimum}, {maximum}]")
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+            raise self.refuse(key, allowed, value)
+        if value < minimum or (maximum is not None and value > maximum):
+            raise self.refuse(key, allowed, int(value))
+        return int(value)
+
+    def number(self, key: str, *, minimum: float = -np.inf, maximum: float = np.inf,
+               strict_minimum: bool = False) -> float:
+        """A finite real number in [minimum, maximum] ((minimum, maximum] if strict)."""
+        value = self.raw(key)
+        bracket = "(" if strict_minimum else "["
+        allowed = f"a finite number in {bracket}{minimum}, {maximum}]"
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise self.refuse(key, allowed, value)
+        value = float(value)
+        low_ok = value > minimum if strict_minimum else value >= minimum
+        if not (np.isfinite(value) and low_ok and value <= maximum):
+            raise self.refuse(key, allowed, value)
+        return value
+
+    def flag(self, key: str) -> bool:
+        value = self.raw(key)
+        if not isinstance(value, (bool, np.bool_)):
+            raise self.refuse(key, "True or False", value)
+        return bool(value)
+
+    def text(self, key: str, allowed: tuple[str, ...] | None = None) -> str:
+        value = self.raw(key)
+        if not isinstance(value, str) or (allowed is not None and value not in allowed):
+            raise self.refuse(key, "a string" if allowed is None else f"one of {list(allowed)}", value)
+        return value
+
+    def same(self, key: str, expected) -> None:
+        """Refuse a setting that differs from the object's own (an in-place load keeps them)."""
+        value = self.raw(key)
+        if isinstance(value, (bool, np.bool_)) != isinstance(expected, bool) or value != expected:
+            raise self.refuse(key, f"{expected!r} (this object's own setting)", value)
+
+    def array(self, key: str, shape: tuple[int, ...]) -> np.ndarray:
+        """A finite float array of exactly ``shape``, copied in its layout (:func:`copy_array`)."""
+        self.raw(key)  # refuses a missing key
+        array = np.asarray(self._state[key])
+        if array.dtype.kind not in "fiu" or array.shape != tuple(shape):
+            raise self.refuse(key, f"a real array of shape {tuple(shape)}",
+                              f"{array.dtype} array of shape {array.shape}")
+        if not np.isfinite(array).all():
+            raise ValueError(f"{self.owner} state: {self.prefix + key!r} contains NaN or inf")
+        return copy_array(array)
+
+
+def state_part(state: dict, prefix: str) -> dict:
+    """The entries of ``state`` under ``prefix`` (``"positive."``), with the prefix removed."""
+    return {key[len(prefix):]: value for key, value in state.items() if key.startswith(prefix)}
+
+
+def nonfinite_entries(state: dict) -> list[str]:
+    """The keys of a state dict whose numbers are not all finite (empty for a sound state)."""
+    bad = []
+    for key, value in state.items():
+        array = np.asarray(value) if not isinstance(value, str) else None
+        if array is not None and array.dtype.kind in "fc" and not np.isfinite(array).all():
+            bad.append(key)
+    return bad
+
+
+@contextlib.contextmanager
+def all_or_nothing(obj: Any) -> Iterator[None]:
+    """Run a block that changes ``obj``; if it raises, put ``obj`` back as it was.
+
+    The snapshot is ``obj.state_dict()`` and the way back ``obj.load_state_dict`` (in
+    place, so the caller's references and hooks stay). Events already sent to hooks are
+    not taken back. One snapshot per call: ``learn_many`` pays it once for a whole batch.
+    """
+    snapshot = obj.state_dict()
+    try:
+        yield
+    except BaseException:
+        obj.load_state_dict(snapshot)
+        raise

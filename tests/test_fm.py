@@ -394,7 +394,7 @@ def test_load_refuses_a_foreign_or_mismatched_state():
     with pytest.raises(ValueError, match="cannot build a FTRLFM"):
         FTRLFM.from_state_dict(state)
     state["sketch.d"] = 9
-    with pytest.raises(ValueError, match="does not fit"):
+    with pytest.raises(ValueError, match="'d' must be|does not fit"):
         SketchedFTRL.from_state_dict(state)
     full = FTRLFM(4).state_dict()
     full["theta"] = np.zeros((3, 3))

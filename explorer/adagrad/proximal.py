@@ -203,10 +203,9 @@ class FDProximal:
         self._basis = np.zeros((0, d))  # V^T, one row per singular direction
 
     def add(self, g: np.ndarray) -> None:
-        shrinks = self.sketch.n_shrinks
-        self.sketch._insert(g[None, :])
-        rows = self.sketch._buffer[:self.sketch.rank]
-        if self.sketch.n_shrinks != shrinks:  # rows = Sigma' V^T, orthogonal
+        shrink = self.sketch.insert_row(g) if g.any() else None  # a zero row takes no row
+        rows = self.sketch.rows_view
+        if shrink is not None:  # rows = Sigma' V^T, orthogonal
             sigma = np.sqrt(np.einsum("ij,ij->i", rows, rows))
             basis = rows / sigma[:, None]
         else:
@@ -248,7 +247,7 @@ class FDProximal:
                 **{f"sketch.{k}": v for k, v in self.sketch.state_dict().items()}}
 
     def load(self, state: dict) -> None:
-        self.sketch._restore({k[len("sketch."):]: v for k, v in state.items()
+        self.sketch.load_state_dict({k[len("sketch."):]: v for k, v in state.items()
                               if k.startswith("sketch.")})
         self._sigma = np.asarray(state["sigma"], dtype=float).reshape(-1).copy()
         self._basis = copy_array(np.asarray(state["basis"], dtype=float).reshape(-1, self.d))

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..sketch import FrequentDirections, gram_shrink, svd_shrink
+from ..sketch import Shrink, gram_shrink, svd_shrink
 
 
-class _PartMemo:
+class PartMemo:
     """What S-FTRL knows about one part's buffer beyond the buffer itself.
 
     ``gram_diag``: ``C C^T`` of the rows kept by the last shrink, which is exactly
@@ -29,6 +29,22 @@ class _PartMemo:
     def __init__(self) -> None:
         self.gram_diag: np.ndarray | None = np.zeros(0)
         self.sparse: list[np.ndarray] | None = []
+
+    def shrink_rule(self, columns: np.ndarray | None, m: int):
+        """The rule that shrinks the part's buffer once the row at ``columns`` (None: a
+        dense row) has filled it (:meth:`~explorer.sketch.FrequentDirections.insert_row`)."""
+        sparse = None if self.sparse is None or columns is None else [*self.sparse, columns]
+        return lambda B: sparse_shrink(B, m, sparse, self.gram_diag)
+
+    def after_insert(self, columns: np.ndarray | None, shrink: Shrink | None) -> None:
+        """Account for the row just inserted, and for the shrink it caused, if any."""
+        if shrink is not None:
+            self.gram_diag = shrink.squared[:shrink.kept] - shrink.delta
+            self.sparse = []
+        elif columns is None:
+            self.sparse = None
+        elif self.sparse is not None:
+            self.sparse.append(columns)
 
     def state_dict(self) -> dict:
         sparse = self.sparse or []
@@ -53,51 +69,44 @@ class _PartMemo:
             self.gram_diag, self.sparse = None, None  # safe: the next shrink forms B B^T in full
 
 
-def _shrink(part: FrequentDirections, memo: _PartMemo) -> None:
+def sparse_shrink(B: np.ndarray, m: int, sparse: list[np.ndarray] | None,
+                  gram_diag: np.ndarray | None) -> tuple[np.ndarray, float, np.ndarray]:
     """Frequent Directions' shrink of a full buffer (docs/algorithms.md section 1), fast for wide B.
 
-    The result is FD's: ``delta = sigma_m^2``; rows become ``sqrt(max(sigma_i^2 - delta, 0))
-    v_i^T`` for i < m, the rest exactly zero. A buffer with no more columns than rows
-    uses LAPACK's SVD (:func:`~explorer.sketch.svd_shrink`), as
-:class:`~explorer.sketch.FrequentDirections` does. A wide one
-    (the usual case) shrinks through the small Gram matrix ``B B^T``
-    (:func:`~explorer.sketch.gram_shrink`).
-    When the rows added since the last shrink are sparse, ``B = [C; S]`` with ``C`` the
-    kept rows (``C C^T`` known from the memo) and ``S`` touching few columns, so building
-    ``B B^T`` costs O(m nnz) and the only O(m^2 d) work is ``U_C^T C``.
+    Returns ``(squared, delta, kept_rows)`` as :func:`~explorer.sketch.svd_shrink` does,
+    with FD's result: ``delta = sigma_m^2``; rows ``sqrt(max(sigma_i^2 - delta, 0)) v_i^T``
+    for i < m. A buffer with no more columns than rows uses LAPACK's SVD. A wide one (the
+    usual case) shrinks through the small Gram matrix ``B B^T``
+    (:func:`~explorer.sketch.gram_shrink`). When the rows added since the last shrink are
+    sparse (``sparse``: their column indices), ``B = [C; S]`` with ``C`` the kept rows
+    (``C C^T = diag(gram_diag)``) and ``S`` touching few columns, so building ``B B^T``
+    costs O(m nnz) and the only O(m^2 d) work is ``U_C^T C``.
     """
-    B = part._buffer[:part._filled]
     rows, columns = B.shape
-    m = part.m
     if columns <= rows:
-        squared, delta, new_rows = svd_shrink(B, m)
+        return svd_shrink(B, m)
+    k = rows - len(sparse) if sparse is not None else rows
+    if sparse and gram_diag is not None and gram_diag.size == k:
+        lengths = [idx.size for idx in sparse]
+        touched = np.concatenate(sparse)
+        columns_used = np.unique(touched)
+        position = np.searchsorted(columns_used, touched)
+        which = np.repeat(np.arange(len(sparse)), lengths)
+        S = np.zeros((len(sparse), columns_used.size))
+        S[which, position] = B[k + which, touched]
+        C = B[:k]
+        CS = C[:, columns_used] @ S.T
+        gram = np.empty((rows, rows))
+        gram[:k, :k] = np.diag(gram_diag)
+        gram[:k, k:] = CS
+        gram[k:, :k] = CS.T
+        gram[k:, k:] = S @ S.T
     else:
-        sparse = memo.sparse
-        k = rows - len(sparse) if sparse is not None else rows
-        if sparse and memo.gram_diag is not None and memo.gram_diag.size == k:
-            lengths = [idx.size for idx in sparse]
-            touched = np.concatenate(sparse)
-            columns_used = np.unique(touched)
-            position = np.searchsorted(columns_used, touched)
-            which = np.repeat(np.arange(len(sparse)), lengths)
-            S = np.zeros((len(sparse), columns_used.size))
-            S[which, position] = B[k + which, touched]
-            C = B[:k]
-            CS = C[:, columns_used] @ S.T
-            gram = np.empty((rows, rows))
-            gram[:k, :k] = np.diag(memo.gram_diag)
-            gram[:k, k:] = CS
-            gram[k:, :k] = CS.T
-            gram[k:, k:] = S @ S.T
-        else:
-            gram = B @ B.T
-            sparse = None
-        squared, delta, W = gram_shrink(gram, columns, m)
-        if sparse is None:
-            new_rows = W @ B
-        else:
-            new_rows = W[:, :k] @ B[:k] if k else np.zeros((W.shape[0], columns))
-            new_rows[:, columns_used] += W[:, k:] @ S
-    part._commit_shrink(np.sqrt(squared), delta, new_rows)
-    memo.gram_diag = squared[:new_rows.shape[0]] - delta
-    memo.sparse = []
+        gram = B @ B.T
+        sparse = None
+    squared, delta, W = gram_shrink(gram, columns, m)
+    if sparse is None:
+        return squared, delta, W @ B
+    kept_rows = W[:, :k] @ B[:k] if k else np.zeros((W.shape[0], columns))
+    kept_rows[:, columns_used] += W[:, k:] @ S
+    return squared, delta, kept_rows

@@ -38,7 +38,7 @@ from ..hooks import Observable, StepEvent
 from ..losses import get_loss
 from ..sketch import GeneralizedFrequentDirections
 from ..state import check_kind, copy_array, stateful
-from ._shrink import _PartMemo, _shrink
+from ._shrink import PartMemo
 from .compact import as_fm_row, as_fm_rows, check_label
 
 __all__ = ["SketchedFTRL", "FTRLFM", "OGDFM", "FMStepEvent", "Progressive", "progressive",
@@ -213,7 +213,7 @@ class SketchedFTRL(_ConvexFM):
         super().__init__(d, eta=eta, loss=loss)
         self.sketch = GeneralizedFrequentDirections(self.d + 1, m, fast=fast)
         self.m, self.fast = self.sketch.m, self.sketch.fast
-        self._memo = (_PartMemo(), _PartMemo())  # for B+ and B-
+        self._memo = (PartMemo(), PartMemo())  # for B+ and B-
         self._forward_events(self.sketch, lambda event: dataclasses.replace(event, t=self.t))
 
     def __repr__(self) -> str:
@@ -223,11 +223,11 @@ class SketchedFTRL(_ConvexFM):
     def _z(self, idx, val) -> float:
         plus, minus = self.sketch.positive, self.sketch.negative
         if idx is None:
-            p = plus._buffer[:plus._filled] @ val
-            n = minus._buffer[:minus._filled] @ val
+            p = plus.rows_view @ val
+            n = minus.rows_view @ val
         else:
-            p = plus._buffer[:plus._filled].take(idx, axis=1) @ val
-            n = minus._buffer[:minus._filled].take(idx, axis=1) @ val
+            p = plus.rows_view.take(idx, axis=1) @ val
+            n = minus.rows_view.take(idx, axis=1) @ val
         return -self.eta * (float(p @ p) - float(n @ n))
 
     def _update(self, idx, val, q: float) -> None:
@@ -239,18 +239,9 @@ class SketchedFTRL(_ConvexFM):
             part, memo = self.sketch.negative, self._memo[1]
         # sqrt(|q|) > 0 and the bias entry is 1, so the row is never all zero.
         row = math.sqrt(abs(q)) * val
+        shrink = part.insert_row(row, columns=idx, rule=memo.shrink_rule(idx, part.m))
         self.sketch.n_seen += 1
-        part.n_seen += 1
-        if idx is None:
-            part._buffer[part._filled] = row
-            memo.sparse = None
-        else:
-            part._buffer[part._filled, idx] = row
-            if memo.sparse is not None:
-                memo.sparse.append(idx)
-        part._filled += 1
-        if part._filled == part.capacity:
-            _shrink(part, memo)
+        memo.after_insert(idx, shrink)
 
     def _step_event(self, z: float, loss: float, q: float) -> FMStepEvent:
         plus, minus = self.sketch.positive.rank, self.sketch.negative.rank
@@ -280,7 +271,7 @@ class SketchedFTRL(_ConvexFM):
             raise ValueError(f"state_dict sketch (d={sketch.d}, m={sketch.m}, fast={sketch.fast}) "
                              f"does not fit d+1={fm.d + 1}, m={fm.m}, fast={fm.fast}")
         for name in ("positive", "negative"):
-            getattr(fm.sketch, name)._restore(getattr(sketch, name).state_dict())
+            getattr(fm.sketch, name).load_state_dict(getattr(sketch, name).state_dict())
         fm.sketch.n_seen = sketch.n_seen
         for part, memo in zip("+-", fm._memo):
             prefix = f"memo.{part}."
