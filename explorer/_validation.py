@@ -59,8 +59,8 @@ def as_labeled_rows(X, y, d: int) -> tuple[np.ndarray, np.ndarray]:
     """``X`` as finite rows (n, d) and ``y`` as n finite labels, for ``learn_many``."""
     X = as_rows(X, d)
     try:
-        y = np.asarray(y, dtype=float)
-    except (TypeError, ValueError):
+        y = _as_float_array(y, "y")
+    except ValueError:
         y = np.full(1, np.nan)
     if y.shape != (X.shape[0],) or not np.isfinite(y).all():
         raise ValueError(f"y must be {X.shape[0]} finite numbers (one per row of X), "
@@ -84,7 +84,14 @@ def _check_finite_rows(X: np.ndarray, name: str) -> None:
 
 
 def _as_float_array(value, name: str) -> np.ndarray:
+    """Real numbers only: strings (even "1.5"), complex numbers and objects are refused
+    rather than converted, so nothing is silently dropped (an imaginary part) or parsed."""
     try:
-        return np.asarray(value, dtype=float)
+        array = np.asarray(value)
     except (TypeError, ValueError) as error:
         raise ValueError(f"{name} must be numeric, got {type(value).__name__}: {error}") from None
+    if array.dtype.kind not in "biuf":
+        what = {"c": "complex numbers", "U": "strings", "S": "bytes", "O": "objects"}.get(
+            array.dtype.kind, f"dtype {array.dtype}")
+        raise ValueError(f"{name} must hold real numbers (int, float or bool), got {what}")
+    return array.astype(float, copy=False)

@@ -172,7 +172,8 @@ class Recorder:
     """
 
     def __init__(self, kinds: tuple[str, ...] | None = None, limit: int | None = None):
-        if limit is not None and (not isinstance(limit, (int, np.integer)) or limit < 1):
+        if limit is not None and (isinstance(limit, (bool, np.bool_))
+                                  or not isinstance(limit, (int, np.integer)) or limit < 1):
             raise ValueError(f"limit must be a positive integer or None, got {limit!r}")
         self.kinds = None if kinds is None else tuple(kinds)
         self.limit = limit

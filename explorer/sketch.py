@@ -444,7 +444,8 @@ class FrequentDirections(Observable):
         delta_total = reader.number("delta_total", minimum=0.0)
         if delta_total > 0 and n_shrinks == 0:
             raise reader.refuse("delta_total", "0 before the first shrink (n_shrinks = 0)", delta_total)
-        held = float(np.sum(buffer ** 2)) if filled else 0.0
+        with np.errstate(over="ignore"):  # a tampered huge buffer gives inf: refused below
+            held = float(np.sum(buffer ** 2)) if filled else 0.0
         if not held + delta_total <= MAX_SQUARED_MASS:
             raise reader.refuse("buffer", f"of total squared norm at most {MAX_SQUARED_MASS:.0e}", held)
         # A state saved before the total was kept: ||B||_F^2 + Delta is a lower bound of it.
@@ -649,7 +650,8 @@ class RandomProjectionSketch(Observable):
         super().__init__()
         self.d = check_int("d", d, minimum=1)
         self.m = check_int("m", m, minimum=1)
-        self._rng = np.random.default_rng(seed)
+        self.seed = None if seed is None else check_int("seed", seed, minimum=0)
+        self._rng = np.random.default_rng(self.seed)
         self._buffer = np.zeros((self.m, self.d))
         self.n_seen = 0
 
@@ -664,15 +666,27 @@ class RandomProjectionSketch(Observable):
         """Add the rows of ``X`` in order (same random draws as row by row)."""
         self._insert(as_rows(X, self.d))
 
-    def _insert(self, X: np.ndarray) -> None:
+    def _insert(self, X: np.ndarray) -> np.ndarray:
+        """All or nothing: rows whose squared norms sum past :data:`MAX_SQUARED_MASS` are
+        refused before any draw, and a sum that still overflows leaves ``B`` and the
+        generator as they were. Returns the draws ``R`` (n x m)."""
+        check_mass(0.0, X, name="X")
+        generator = self._rng.bit_generator.state
         R = self._rng.standard_normal((X.shape[0], self.m)) / np.sqrt(self.m)
-        self._buffer += R.T @ X
+        updated = self._buffer + R.T @ X
+        if not np.isfinite(updated).all():
+            self._rng.bit_generator.state = generator
+            raise ValueError(f"the sketch B would overflow (its entries pass 1e308); rescale "
+                             f"the data, e.g. divide it by its largest entry; nothing was added")
+        self._buffer[:] = updated
         self.n_seen += X.shape[0]
+        return R
 
-    def insert_row(self, row: np.ndarray) -> None:
-        """Add one row the caller has already checked (a learner's round); never shrinks, so
-        returns None (as :meth:`FrequentDirections.insert_row` does without a shrink)."""
-        self._insert(row[None, :])
+    def insert_row(self, row: np.ndarray) -> np.ndarray:
+        """Add one row the caller has already checked (a learner's round); returns the
+        random direction ``r`` drawn for it (``B <- B + r row^T``), which RP-SON needs to
+        keep ``B B^T`` up to date."""
+        return self._insert(row[None, :])[0]
 
     @property
     def sketch(self) -> np.ndarray:
@@ -694,13 +708,16 @@ class RandomProjectionSketch(Observable):
 
     def state_dict(self) -> dict:
         return {"kind": type(self).__name__, "d": self.d, "m": self.m,
+                "seed": -1 if self.seed is None else self.seed,
                 "buffer": copy_array(self._buffer), "n_seen": self.n_seen,
                 "rng": json.dumps(self._rng.bit_generator.state)}
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "RandomProjectionSketch":
         reader = StateReader(state, cls)
-        sk = cls(reader.count("d", minimum=1), reader.count("m", minimum=1))
+        seed = reader.count("seed", minimum=-1) if reader.has("seed") else -1
+        sk = cls(reader.count("d", minimum=1), reader.count("m", minimum=1),
+                 seed=None if seed < 0 else seed)
         sk.load_state_dict(state)
         return sk
 

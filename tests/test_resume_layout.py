@@ -22,69 +22,9 @@ import io
 import numpy as np
 import pytest
 
-from explorer import (
-    FTRLFM, OGD, OGDFM, AdaGrad, Adam, AdaptiveBestSubset, FollowTheLeaderPCA, FrequentDirections,
-    GeneralizedFrequentDirections, OnlineAdaptivePCA, RandomProjectionSketch,
-    RobustFrequentDirections, SketchedFTRL, SketchedOnlineNewton, VarianceMinSimplex,
-    VarianceMinSphere, load_state, save_state,
-)
+from explorer import load_state, save_state
 from explorer.state import registered_kinds
-
-D = 6
-
-
-def _rows(rng, n):
-    return rng.standard_normal((n, D)) * np.linspace(2.0, 0.2, D)
-
-
-def _labels(rng, n):
-    return rng.choice([-1.0, 1.0], n)
-
-
-def _covariances(rng, n):
-    out = []
-    for x in _rows(rng, n):
-        out.append(np.outer(x, x) / 10.0)
-    return out
-
-
-# name -> (factory, feed(obj, rng, n)); every class registered with @stateful must appear.
-FEEDS = {
-    "FrequentDirections": (lambda: FrequentDirections(D, 3),
-                           lambda o, rng, n: o.extend(_rows(rng, n))),
-    "RobustFrequentDirections": (lambda: RobustFrequentDirections(D, 3, alpha0=0.5, fast=True),
-                                 lambda o, rng, n: o.extend(_rows(rng, n))),
-    "GeneralizedFrequentDirections": (lambda: GeneralizedFrequentDirections(D, 3),
-                                      lambda o, rng, n: o.extend(_rows(rng, n), _labels(rng, n))),
-    "RandomProjectionSketch": (lambda: RandomProjectionSketch(D, 3, seed=1),
-                               lambda o, rng, n: o.extend(_rows(rng, n))),
-    "SketchedOnlineNewton": (lambda: SketchedOnlineNewton(D, m=3, alpha0=1.0, eta=0.5),
-                             lambda o, rng, n: [o.learn(x, y) for x, y in
-                                                zip(_rows(rng, n), _labels(rng, n))]),
-    "AdaGrad": (lambda: AdaGrad(D, variant="ffd", tau=2),
-                lambda o, rng, n: [o.learn(x, y) for x, y in zip(_rows(rng, n), _labels(rng, n))]),
-    "OGD": (lambda: OGD(D, eta=0.1),
-            lambda o, rng, n: [o.learn(x, y) for x, y in zip(_rows(rng, n), _labels(rng, n))]),
-    "Adam": (lambda: Adam(D, eta=0.1),
-             lambda o, rng, n: [o.learn(x, y) for x, y in zip(_rows(rng, n), _labels(rng, n))]),
-    "SketchedFTRL": (lambda: SketchedFTRL(D, m=3),
-                     lambda o, rng, n: [o.learn(x, y) for x, y in
-                                        zip(_rows(rng, n), _labels(rng, n))]),
-    "FTRLFM": (lambda: FTRLFM(D),
-               lambda o, rng, n: [o.learn(x, y) for x, y in zip(_rows(rng, n), _labels(rng, n))]),
-    "OGDFM": (lambda: OGDFM(D),
-              lambda o, rng, n: [o.learn(x, y) for x, y in zip(_rows(rng, n), _labels(rng, n))]),
-    "OnlineAdaptivePCA": (lambda: OnlineAdaptivePCA(D, 2, alpha=0.0, seed=3),
-                          lambda o, rng, n: [o.learn(x / 10) for x in _rows(rng, n)]),
-    "AdaptiveBestSubset": (lambda: AdaptiveBestSubset(D, 2, eta=1.0, alpha=0.1, seed=3),
-                           lambda o, rng, n: [o.learn(rng.uniform(0, 1, D)) for _ in range(n)]),
-    "VarianceMinSphere": (lambda: VarianceMinSphere(D, eta=1.0, alpha=0.1, seed=3),
-                          lambda o, rng, n: [o.learn(C) for C in _covariances(rng, n)]),
-    "VarianceMinSimplex": (lambda: VarianceMinSimplex(D, eta=1.0, alpha=0.1),
-                           lambda o, rng, n: [o.learn(C) for C in _covariances(rng, n)]),
-    "FollowTheLeaderPCA": (lambda: FollowTheLeaderPCA(D, 2),
-                           lambda o, rng, n: [o.learn(x) for x in _rows(rng, n)]),
-}
+from stateful_zoo import FEEDS, fed as _fed
 
 
 def held_arrays(obj, path="", seen=None):
@@ -109,13 +49,6 @@ def held_arrays(obj, path="", seen=None):
 
 def test_every_stateful_class_is_covered():
     assert sorted(FEEDS) == sorted(registered_kinds())
-
-
-def _fed(name, n=20):
-    make, feed = FEEDS[name]
-    obj = make()
-    feed(obj, np.random.default_rng(5), n)
-    return obj
 
 
 def _round_trip(obj):

@@ -15,7 +15,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import explorer.sketch as sketch_module
-from explorer import FrequentDirections, GeneralizedFrequentDirections, RobustFrequentDirections
+from explorer import (
+    FrequentDirections, GeneralizedFrequentDirections, RandomProjectionSketch, RobustFrequentDirections,
+)
 from explorer.sketch import MAX_SQUARED_MASS
 
 pytestmark = pytest.mark.timeout(60)
@@ -159,3 +161,70 @@ def test_generalized_fd_names_the_refused_row_as_the_caller_numbered_it():
     sk = GeneralizedFrequentDirections(3, 2)
     with pytest.raises(ValueError, match="X row 2 is too large"):
         sk.extend([[1.0, 0, 0], [0, 1.0, 0], [1e200, 0, 0]], [1.0, -1.0, 1.0])
+
+
+# -- defects 8 and 9: state files, odd input types, the random projection --------------------
+
+@pytest.mark.parametrize("x", [[1 + 2j, 0, 0], ["1", "2", "3"], [b"1", b"2", b"3"], [None, 1, 2]])
+def test_complex_numbers_and_strings_are_refused_not_converted(x):
+    """Defect 9: a complex row lost its imaginary part and a row of numeric strings was parsed."""
+    fd = FrequentDirections(3, 2)
+    with pytest.raises(ValueError, match="real numbers"):
+        fd.update(x)
+    assert fd.n_seen == 0
+
+
+def test_a_recorder_limit_must_be_a_positive_integer_not_a_bool():
+    from explorer import Recorder
+    with pytest.raises(ValueError, match="limit"):
+        Recorder(limit=True)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "7", True])
+def test_the_random_projection_checks_its_seed(seed):
+    with pytest.raises(ValueError, match="seed"):
+        RandomProjectionSketch(3, 2, seed=seed)
+
+
+def test_the_random_projection_refuses_an_overflow_with_its_generator_untouched():
+    sk = RandomProjectionSketch(2, 2, seed=0)
+    for _ in range(10 ** 4):  # B's entries grow by ~1e150 a row: they pass 1e308 at some row
+        before = sk.state_dict()
+        try:
+            sk.update([1e150, 1e150])
+        except ValueError as error:
+            assert "overflow" in str(error)
+            break
+    else:
+        pytest.fail("B never overflowed")
+    assert all(np.array_equal(before[k], v) for k, v in sk.state_dict().items() if k != "rng")
+    assert sk.state_dict()["rng"] == before["rng"]
+    twin = RandomProjectionSketch.from_state_dict(before)
+    sk.update([1.0, 2.0])
+    twin.update([1.0, 2.0])
+    np.testing.assert_array_equal(sk.sketch, twin.sketch)
+
+
+@pytest.mark.parametrize("change, key", [
+    (lambda s: s.__setitem__("filled", -1), "filled"),
+    (lambda s: s.__setitem__("n_shrinks", -3), "n_shrinks"),
+    (lambda s: s["buffer"].__setitem__((0, 0), np.nan), "buffer"),
+    (lambda s: s.__setitem__("buffer", s["buffer"][:-1]), "buffer"),
+    (lambda s: s.__setitem__("frobenius_squared", 0.0), "frobenius_squared"),
+    (lambda s: s.__setitem__("filled", 0), "buffer"),  # rows past 'filled' would be ghosts
+    (lambda s: s.pop("delta_total"), "delta_total"),
+])
+def test_a_tampered_fd_state_is_refused_naming_the_key_and_the_live_sketch_is_untouched(change, key):
+    """Defect 8: NaN, negative counters and wrong shapes loaded and ran; a missing key was a KeyError."""
+    fd = FrequentDirections(4, 3)
+    fd.extend(np.random.default_rng(0).standard_normal((5, 4)))
+    state = fd.state_dict()
+    change(state)
+    with pytest.raises(ValueError, match=f"'{key}'"):
+        FrequentDirections.from_state_dict(state)
+    live = FrequentDirections(4, 3)
+    live.extend(np.ones((2, 4)))
+    kept = live.state_dict()
+    with pytest.raises(ValueError, match=f"'{key}'"):
+        live.load_state_dict(state)
+    assert all(np.array_equal(kept[k], v) for k, v in live.state_dict().items())
