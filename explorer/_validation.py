@@ -93,5 +93,5 @@ def _as_float_array(value, name: str) -> np.ndarray:
     if array.dtype.kind not in "biuf":
         what = {"c": "complex numbers", "U": "strings", "S": "bytes", "O": "objects"}.get(
             array.dtype.kind, f"dtype {array.dtype}")
-        raise ValueError(f"{name} must hold real numbers (int, float or bool), got {what}")
+        raise ValueError(f"{name} must be numeric (real numbers: int, float or bool), got {what}")
     return array.astype(float, copy=False)
