@@ -2,10 +2,15 @@
 
 :func:`parse_upload` turns the bytes the browser sent into an :class:`UploadedData`
 (rows ``X`` and, when the file has them, labels ``y``). Nothing in the file is ever
-executed or unpickled: CSV is parsed as text, NumPy archives are opened with
-``allow_pickle=False``, LIBSVM goes through scikit-learn's text parser. Every problem
-(too large, not numeric, ragged, NaN, a pickled array, ...) raises ``ValueError`` with a
-message meant for the student, which the dashboard shows in an alert.
+executed or unpickled: CSV and LIBSVM are read as text, line by line; a NumPy array's
+header is read and checked (numbers, at most :data:`MAX_ROWS` x :data:`MAX_COLUMNS`)
+before its data, which is then taken as raw bytes, never through pickle. The limits are
+checked while reading, so an oversized file is refused after its first row too many,
+not after parsing all of it (a 5 MB one-column CSV: 3 ms instead of 2 s and 70 MB).
+
+Every problem (too large, not numeric, ragged, NaN, a pickled array, values so large that
+a sketch's squared norm overflows, ...) raises ``ValueError`` with a message meant for
+the student, which the dashboard shows in an alert; no other exception escapes.
 
 >>> data = parse_upload("points.csv", b"x1,x2\\n1,2\\n3,4\\n")
 >>> data.X.tolist(), data.y, data.description
@@ -21,21 +26,32 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
+import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["UploadedData", "parse_upload", "MAX_BYTES", "MAX_ROWS", "MAX_COLUMNS", "FORMATS"]
+from ..sketch import MAX_SQUARED_MASS, squared_norms
+
+__all__ = ["UploadedData", "parse_upload", "MAX_BYTES", "MAX_ROWS", "MAX_COLUMNS",
+           "MAX_LINE_CHARS", "FORMATS"]
 
 MAX_BYTES = 5 * 1024 * 1024
 """Largest accepted file (5 MB): a teaching sandbox, not a data platform."""
 MAX_ROWS = 20_000
 MAX_COLUMNS = 256
 """The sketching page does O(d^3) work per plotted point; d = 256 still plays smoothly."""
+MAX_LINE_CHARS = 100 * (MAX_COLUMNS + 1)
+"""Longest line of a text file: 100 characters for each of at most ``MAX_COLUMNS`` values
+and a label (a float needs at most 24), so that no line costs much to split."""
 LABEL_COLUMNS = ("y", "label", "target")
 """A CSV column with one of these header names becomes the labels ``y``, not a feature."""
 FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".npz": "npz", ".npy": "npy",
            ".svm": "libsvm", ".libsvm": "libsvm", ".svmlight": "libsvm"}
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError,
+               NotImplementedError, RuntimeError)
+"""What :mod:`zipfile` raises on a broken, encrypted or oddly compressed archive."""
 
 
 @dataclass(frozen=True)
@@ -67,42 +83,85 @@ def parse_upload(filename: str, content: bytes) -> UploadedData:
         raise ValueError(f"{name}: unknown file type {suffix or '(no extension)'}; "
                          f"upload one of {', '.join(sorted(FORMATS))}")
     parser = {"csv": _parse_csv, "npz": _parse_npz, "npy": _parse_npy, "libsvm": _parse_libsvm}[kind]
-    X, y = parser(name, content)
+    X, y = parser(name, bytes(content))
     return UploadedData(name, *_check(name, X, y))
 
 
+# -- text: CSV and LIBSVM ------------------------------------------------------------------
+
+def _lines(name: str, content: bytes) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of each non-blank line, decoded and read lazily (a caller
+    that stops early reads no further, and a long line is refused after
+    :data:`MAX_LINE_CHARS` characters, never read whole)."""
+    stream = io.TextIOWrapper(io.BytesIO(content), encoding="utf-8-sig", newline=None)
+    number = 0
+    while True:
+        try:
+            line = stream.readline(MAX_LINE_CHARS + 1)
+        except UnicodeDecodeError:
+            raise ValueError(f"{name}: not a UTF-8 text file (a CSV must be plain text)") from None
+        if not line:
+            return
+        number += 1
+        if len(line) > MAX_LINE_CHARS:
+            raise ValueError(f"{name}: line {number} has more than {MAX_LINE_CHARS} characters, "
+                             f"too many for {MAX_COLUMNS} values and a label")
+        if line.strip():
+            yield number, line
+
+
 def _parse_csv(name: str, content: bytes) -> tuple[np.ndarray, np.ndarray | None]:
-    """Comma, semicolon, tab or space separated numbers; an optional header row."""
-    try:
-        text = content.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ValueError(f"{name}: not a UTF-8 text file (a CSV must be plain text)") from None
-    lines = [line for line in text.splitlines() if line.strip()]
-    if not lines:
+    """Comma, semicolon, tab or space separated numbers; an optional header row.
+
+    Rows are converted as they are read, into an array sized from the first row, and
+    reading stops at the first row over :data:`MAX_ROWS` or the first too wide.
+    """
+    header, values, width, delimiter = None, None, 0, None
+    count = 0
+    for number, line in _lines(name, content):
+        if delimiter is None:
+            delimiter = next((c for c in ",;\t" if c in line), " ")
+        cells = _cells(name, number, line, delimiter)
+        if values is None:  # the first row: a header, or data
+            width = len(cells)
+            if width > MAX_COLUMNS + 1:
+                raise ValueError(f"{name}: line {number} has {width} values, which is too "
+                                 f"many; at most {MAX_COLUMNS} columns (and a label column)")
+            values = np.empty((_rows_at_most(content), width))
+            if any(not _is_number(cell) for cell in cells):
+                header = cells
+                continue
+        if len(cells) != width:
+            raise ValueError(f"{name}: line {number} has {len(cells)} values, expected {width}")
+        if count == MAX_ROWS:
+            raise ValueError(f"{name}: more than {MAX_ROWS} rows is too large; at most "
+                             f"{MAX_ROWS} rows (and {MAX_COLUMNS} columns) are accepted")
+        values[count] = [_number(name, number, j, cell) for j, cell in enumerate(cells)]
+        count += 1
+    if values is None:
         raise ValueError(f"{name}: the file holds no rows")
-    delimiter = next((c for c in ",;\t" if c in lines[0]), None)
-    rows = [[cell.strip() for cell in row] for row in
-            (csv.reader(lines, delimiter=delimiter) if delimiter else (line.split() for line in lines))]
-    header = None
-    if any(not _is_number(cell) for cell in rows[0]):
-        header, rows = rows[0], rows[1:]
-        if not rows:
-            raise ValueError(f"{name}: only a header row, no data")
-    width = len(header) if header else len(rows[0])
-    values = np.empty((len(rows), width))
-    for i, row in enumerate(rows):
-        line = i + (2 if header else 1)
-        if len(row) != width:
-            raise ValueError(f"{name}: line {line} has {len(row)} values, expected {width}")
-        for j, cell in enumerate(row):
-            if not _is_number(cell):
-                what = "is empty" if cell == "" else f"is not a number ({cell!r})"
-                raise ValueError(f"{name}: line {line}, column {j + 1} {what}")
-            values[i, j] = float(cell)
+    if count == 0:
+        raise ValueError(f"{name}: only a header row, no data")
+    values = values[:count]
     label = [j for j, title in enumerate(header or ()) if title.lower() in LABEL_COLUMNS][:1]
     if label and width > 1:
         return np.delete(values, label[0], axis=1), values[:, label[0]]
     return values, None
+
+
+def _rows_at_most(content: bytes) -> int:
+    """Enough rows for every line of ``content`` (or :data:`MAX_ROWS`, the most accepted)."""
+    return min(MAX_ROWS, content.count(b"\n") + content.count(b"\r") + 1)
+
+
+def _cells(name: str, number: int, line: str, delimiter: str) -> list[str]:
+    if delimiter == " ":
+        return line.split()
+    try:
+        cells = next(csv.reader([line], delimiter=delimiter))
+    except csv.Error as error:
+        raise ValueError(f"{name}: line {number} is not valid CSV ({error})") from None
+    return [cell.strip() for cell in cells]
 
 
 def _is_number(cell: str) -> bool:
@@ -113,60 +172,141 @@ def _is_number(cell: str) -> bool:
     return True
 
 
-def _parse_npz(name: str, content: bytes) -> tuple[np.ndarray, np.ndarray | None]:
-    """An archive with an array ``X`` (or exactly one array), and optionally ``y``."""
+def _number(name: str, number: int, column: int, cell: str) -> float:
     try:
-        archive = np.load(io.BytesIO(content), allow_pickle=False)
-    except (ValueError, OSError, zipfile.BadZipFile) as error:
-        raise ValueError(f"{name}: not a NumPy .npz archive ({error})") from None
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise ValueError(f"{name}: holds a single array; name the file .npy, or save with np.savez")
-    with archive:
-        for info in archive.zip.infolist():  # refuse a zip bomb before inflating it
-            if info.file_size > 8 * (MAX_ROWS * (MAX_COLUMNS + 1)) + 1024:
-                raise ValueError(f"{name}: the array {info.filename} is too large once unpacked")
-        keys = archive.files
-        key = "X" if "X" in keys else (keys[0] if len(keys) == 1 else None)
-        if key is None:
-            raise ValueError(f"{name}: holds arrays {keys}; name the data array 'X' (and labels 'y')")
-        X = _array(name, archive, key)
-        y = _array(name, archive, "y") if "y" in keys and key != "y" else None
-    return X, y
-
-
-def _array(name: str, archive, key: str) -> np.ndarray:
-    try:
-        return archive[key]
-    except ValueError as error:  # object arrays need pickle: refused
-        raise ValueError(f"{name}: array {key!r} cannot be read without unpickling "
-                         f"(object arrays are refused): {error}") from None
-
-
-def _parse_npy(name: str, content: bytes) -> tuple[np.ndarray, None]:
-    try:
-        X = np.load(io.BytesIO(content), allow_pickle=False)
-    except (ValueError, OSError) as error:
-        raise ValueError(f"{name}: not a NumPy .npy array without pickled objects ({error})") from None
-    if not isinstance(X, np.ndarray):
-        raise ValueError(f"{name}: is an .npz archive; name the file .npz")
-    return X, None
+        return float(cell)
+    except ValueError:
+        what = "is empty" if cell == "" else f"is not a number ({cell[:40]!r})"
+        raise ValueError(f"{name}: line {number}, column {column + 1} {what}") from None
 
 
 def _parse_libsvm(name: str, content: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """``label index:value ...`` lines (scikit-learn's parser: plain text, no pickle)."""
-    from sklearn.datasets import load_svmlight_file
+    """``label [qid:N] index:value ... [# comment]`` lines, the SVMlight/LIBSVM format.
 
+    Indices increase along a line, each at most :data:`MAX_COLUMNS`; they count from 1,
+    or from 0 when some index is 0 (scikit-learn's ``load_svmlight_file`` with
+    ``zero_based="auto"``). Absent features are 0. Parsed here, line by line, so that an
+    index too large or a row too many stops the reading with a message.
+    """
+    labels: list[float] = []
+    X = np.zeros((_rows_at_most(content), MAX_COLUMNS + 1))  # trimmed to the indices used
+    used = set()
+    for number, line in _lines(name, content):
+        fields = line.split("#", 1)[0].split()
+        if not fields:
+            continue
+        if len(labels) == MAX_ROWS:
+            raise ValueError(f"{name}: more than {MAX_ROWS} rows is too large; at most "
+                             f"{MAX_ROWS} rows (and {MAX_COLUMNS} features) are accepted")
+        label = fields[0]
+        if ":" in label:
+            raise ValueError(f"{name}: line {number} starts with {label[:40]!r}; a LIBSVM line "
+                             f"starts with its label, then index:value pairs")
+        row = len(labels)
+        labels.append(_number(name, number, 0, label))
+        previous = -1
+        for column, pair in enumerate(fields[1:], 1):
+            key, colon, value = pair.partition(":")
+            if key == "qid" and colon:
+                continue
+            if not (colon and key.isascii() and key.isdigit()):
+                raise ValueError(f"{name}: line {number}: {pair[:40]!r} is not index:value "
+                                 f"(not a valid LIBSVM file)")
+            if len(key) > 6 or int(key) > MAX_COLUMNS:
+                raise ValueError(f"{name}: line {number}: feature index {key[:20]} is too large; "
+                                 f"at most {MAX_COLUMNS} features are accepted")
+            index = int(key)
+            if index <= previous:
+                raise ValueError(f"{name}: line {number}: feature indices must increase "
+                                 f"({index} after {previous}; not a valid LIBSVM file)")
+            previous = index
+            used.add(index)
+            X[row, index] = _number(name, number, column, value)
+    if not labels:
+        raise ValueError(f"{name}: the file holds no rows")
+    first = 0 if 0 in used else 1
+    return X[:len(labels), first:max(used, default=first) + 1].copy(), np.array(labels)
+
+
+# -- NumPy: .npy and .npz -----------------------------------------------------------------
+
+def _parse_npy(name: str, content: bytes) -> tuple[np.ndarray, None]:
+    if content.startswith(b"PK\x03\x04"):
+        raise ValueError(f"{name}: is an .npz archive; name the file .npz")
+    return _read_npy(name, io.BytesIO(content), "the file"), None
+
+
+def _parse_npz(name: str, content: bytes) -> tuple[np.ndarray, np.ndarray | None]:
+    """An archive (``np.savez``) with an array ``X`` (or exactly one array), optionally ``y``."""
     try:
-        X, y = load_svmlight_file(io.BytesIO(content))
-    except (ValueError, IndexError, UnicodeDecodeError) as error:
-        raise ValueError(f"{name}: not a valid LIBSVM file ({error})") from None
-    if X.shape[0] * X.shape[1] > MAX_ROWS * MAX_COLUMNS:
-        raise ValueError(f"{name}: {X.shape[0]} rows x {X.shape[1]} features is too large")
-    return X.toarray(), y
+        with zipfile.ZipFile(io.BytesIO(content)) as archive:
+            members = {info.filename[:-4]: info for info in archive.infolist()
+                       if info.filename.endswith(".npy")}
+            keys = sorted(members)
+            if not keys:
+                raise ValueError(f"{name}: the archive holds no .npy arrays; save one with "
+                                 f"np.savez(file, X=rows, y=labels)")
+            key = "X" if "X" in members else (keys[0] if len(keys) == 1 else None)
+            if key is None:
+                raise ValueError(f"{name}: holds arrays {keys}; name the data array 'X' "
+                                 f"(and labels 'y')")
+            X = _read_member(name, archive, members[key], key)
+            y = _read_member(name, archive, members["y"], "y") if "y" in members and key != "y" else None
+    except _ZIP_ERRORS:
+        raise ValueError(f"{name}: not a NumPy .npz archive (a zip of .npy arrays, as "
+                         f"np.savez writes), or a damaged one") from None
+    return X, y
 
+
+def _read_member(name: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo, key: str) -> np.ndarray:
+    with archive.open(info) as stream:
+        return _read_npy(name, stream, f"array {key!r}")
+
+
+def _read_npy(name: str, stream, what: str) -> np.ndarray:
+    """One ``.npy`` array from ``stream``: its header is read and checked (a number type,
+    no objects, 1 or 2 dimensions within the limits) before any data, which is then read
+    as exactly the bytes the header declares (no pickle, no allocation from a lie)."""
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(stream)
+        readers = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}
+        if version not in readers:
+            raise ValueError(f"format version {version}")
+        shape, fortran_order, dtype = readers[version](stream)
+    except (ValueError, TypeError, SyntaxError, EOFError, OSError):
+        raise ValueError(f"{name}: {what} is not a NumPy .npy array (as np.save writes) "
+                         f"or its header is damaged") from None
+    if dtype.hasobject:
+        raise ValueError(f"{name}: {what} holds Python objects, which would need unpickling "
+                         f"(object arrays are refused); save an array of numbers")
+    if dtype.kind not in "biuf":
+        raise ValueError(f"{name}: the data must be numbers, got dtype {dtype} in {what}")
+    if min(shape, default=0) < 0:
+        raise ValueError(f"{name}: {what} declares a negative shape {shape} (a damaged file)")
+    if len(shape) not in (1, 2):
+        raise ValueError(f"{name}: {what} has shape {shape}; need a table (2-D) or a column (1-D)")
+    rows, columns = (*shape, 1)[:2]
+    if rows > MAX_ROWS or columns > MAX_COLUMNS:
+        raise ValueError(f"{name}: {what} has {rows} rows x {columns} columns, which is too "
+                         f"large; at most {MAX_ROWS} rows and {MAX_COLUMNS} columns")
+    size = rows * columns * dtype.itemsize
+    data = stream.read(size)
+    if len(data) != size or stream.read(1):
+        raise ValueError(f"{name}: {what} holds {'fewer' if len(data) < size else 'more'} bytes "
+                         f"than its header declares (a damaged file)")
+    return np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran_order else "C")
+
+
+# -- every format --------------------------------------------------------------------------
 
 def _check(name: str, X, y) -> tuple[np.ndarray, np.ndarray | None]:
-    """Shape, type, size and finiteness of the parsed rows (and labels)."""
+    """Shape, type, size, finiteness and scale of the parsed rows (and labels), as floats.
+
+    The scale: the sketches refuse a row that takes ``||A||_F^2`` past
+    :data:`explorer.sketch.MAX_SQUARED_MASS` (their shrink would overflow), so data whose
+    squared values sum past it is refused here, before anything plays.
+    """
     X = np.asarray(X)
     if X.dtype.kind not in "biuf":
         raise ValueError(f"{name}: the data must be numbers, got dtype {X.dtype}")
@@ -179,11 +319,21 @@ def _check(name: str, X, y) -> tuple[np.ndarray, np.ndarray | None]:
         raise ValueError(f"{name}: {n} rows x {d} columns is too large; "
                          f"at most {MAX_ROWS} rows and {MAX_COLUMNS} columns")
     X = X.astype(float)
-    if not np.isfinite(X).all():
-        row = int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])
+    finite = np.isfinite(X).all(axis=1)
+    if not finite.all():
+        row = int(np.flatnonzero(~finite)[0])
         raise ValueError(f"{name}: row {row + 1} holds NaN or infinity; remove or fill it")
     if not X.any():
         raise ValueError(f"{name}: every value is zero; there is nothing to sketch")
+    with np.errstate(over="ignore"):
+        mass = np.cumsum(squared_norms(X))
+    if not mass[-1] <= MAX_SQUARED_MASS:
+        row = int(np.flatnonzero(~(mass <= MAX_SQUARED_MASS))[0])
+        raise ValueError(
+            f"{name}: the values are too large (up to {np.abs(X).max():.3g}): by row {row + 1} "
+            f"the sum of their squares passes {MAX_SQUARED_MASS:.0e}, where the sketches "
+            f"overflow. Values up to about 1e150 work; rescale the data (e.g. divide it by "
+            f"its largest value) and upload it again")
     if y is not None:
         y = np.asarray(y)
         if y.dtype.kind not in "biuf" or y.shape != (n,) or not np.isfinite(y.astype(float)).all():
