@@ -306,3 +306,35 @@ def test_a_crafted_link_or_file_name_runs_nothing_and_shows_its_text(server, pag
     page.get_by_text(re.compile(re.escape('Upload refused: <img src=x onerror="window.__z=1">.csv'))).wait_for()
     page.wait_for_timeout(500)
     assert page.evaluate("() => [window.__x, window.__y, window.__z]") == [None, None, None]
+
+
+def big_value_csv() -> bytes:
+    """60 x 5 numbers with one row of 1e200 (issue 13: uploading it and pressing Play broke
+    the sketching page, and the server stopped answering)."""
+    rows = [[((i * 7 + j * 3) % 11 - 5) / 3 for j in range(5)] for i in range(60)]
+    rows[30] = [1e200] * 5
+    return "\n".join(",".join(repr(v) for v in row) for row in rows).encode()
+
+
+def test_an_upload_of_huge_values_is_explained_and_other_sessions_keep_answering(server, page, browser):
+    """Session A uploads the 1e200 CSV and presses Play; session B, meanwhile, steps and
+    its counter moves within seconds; A shows why the file was refused and plays on."""
+    errors = open_page(page, server["url"] + "?" + SMALL)
+    other = browser.new_context().new_page()
+    try:
+        other_errors = open_page(other, server["url"] + "?" + SMALL)
+        counter(other, 0).wait_for()
+        page.locator('input[type="file"]').set_input_files(files=[{
+            "name": "big.csv", "mimeType": "text/csv", "buffer": big_value_csv()}])
+        button(page, "Play").click()
+        button(other, "Step").click()
+        counter(other, 1).wait_for(timeout=10_000)
+        page.get_by_text(re.compile(r"Upload refused: big\.csv: the values are too large")).wait_for()
+        page.get_by_text(re.compile(r"Values up to about 1e150 work; rescale the data")).wait_for()
+        wait_until(lambda: shown_t(page) >= 3, page)  # A plays on (the data it had)
+        button(page, "Pause").click()
+        button(other, "Step").click()
+        counter(other, 2).wait_for(timeout=10_000)
+        assert real_errors(errors) == [] and real_errors(other_errors) == []
+    finally:
+        other.context.close()

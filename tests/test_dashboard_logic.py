@@ -10,16 +10,19 @@ import io
 import time
 
 import numpy as np
+import panel as pn
+import param
 import pytest
 from panel.io.location import Location
 
 from explorer import FrequentDirections, RobustFrequentDirections
 from explorer.dashboard import Dashboard, History, create_app
 from explorer.dashboard.live import LivePlot
+from explorer.dashboard.page import Page
 from explorer.dashboard.pages.sketching import SketchingPage, best_fd_bound, spectral_error
-from explorer.dashboard.settings import UPLOAD, Settings, apply_query
+from explorer.dashboard.settings import DEFAULT_DATASET, UPLOAD, Settings, apply_query
 from explorer.dashboard.transport import MAX_FRAMES_AHEAD, STALL_SECONDS, Transport
-from explorer.dashboard.upload import MAX_BYTES, MAX_COLUMNS, parse_upload
+from explorer.dashboard.upload import MAX_BYTES, MAX_COLUMNS, UploadedData, parse_upload
 from explorer.metrics import covariance_error, sketch_condition_numbers
 from explorer.metrics import best_fd_bound as metrics_best_fd_bound
 from explorer.plots import line_chart
@@ -314,7 +317,7 @@ def test_valid_uploads(name, content, shape, labels):
     ("a.csv", b"x,y\n", "only a header row"),
     ("a.csv", b"1,2\n", "need a table of at least 2 rows"),
     ("a.csv", b"0,0\n0,0\n", "every value is zero"),
-    ("a.csv", b"1," * (MAX_COLUMNS + 1) + b"1\n" + b"1," * (MAX_COLUMNS + 1) + b"1\n", "too large"),
+    ("a.csv", b"1," * (MAX_COLUMNS + 1) + b"1\n" + b"1," * (MAX_COLUMNS + 1) + b"1\n", "which is too many"),
     ("a.csv", b"1" * (MAX_BYTES + 1), "at most 5 MB"),
     ("a.npz", npz_bytes(X=np.array([{"a": 1}, None], dtype=object)), "object arrays are refused"),
     ("a.npz", npz_bytes(a=np.eye(2), b=np.eye(2)), "name the data array 'X'"),
@@ -471,3 +474,221 @@ def test_live_plot_sends_every_update_and_holds_the_whole_current_state():
     assert list(plot.trace("a").y) == [1.0, 2.0, 5.0]  # the Python figure follows too
     with pytest.raises(ValueError, match="own name"):
         LivePlot(line_chart([0.0], {"a": [np.nan]}).add_scatter(name="a", y=[1.0]))
+
+# -- failures are messages, never a dead transport (issue 13) -------------------------------
+
+class PickyPage(Page):
+    """A page that fails on purpose: it cannot build on 3 columns (or when ``strict``), a
+    row whose first value is 13 fails its step after the rows before it in the call were
+    taken, and alpha0 over 100 fails its hot change after half applying it."""
+
+    key, title = "picky", "Picky page"
+    uses = ("dataset", "n", "d", "seed", "m", "alpha0")
+    hot = ("alpha0",)
+    restart = ("strict",)
+    strict = param.Boolean(default=False)
+
+    def _build(self, X):
+        self.total = np.zeros(X.shape[1])
+        if self.strict or X.shape[1] == 3:
+            raise ValueError("three columns are refused")
+        self.scale = 1.0
+
+    def _advance(self, rows):
+        for row in rows:
+            if row[0] == 13:
+                raise ValueError("13 is unlucky")
+            self.total = self.total + row
+
+    def apply_hot(self, name):
+        self.scale = self.settings.alpha0
+        if self.scale > 100:
+            raise ValueError("alpha0 over 100 is refused")
+
+    def _measure(self):
+        return {"sum": float(self.total.sum())}
+
+    def _state(self):
+        return {"total": self.total.copy()}
+
+    def _load(self, state):
+        self.total = state["total"].copy()
+
+    def _make_views(self):
+        return pn.Column()
+
+    def _update_views(self):
+        pass
+
+
+def picky_app(X) -> Dashboard:
+    app = Dashboard(pages=(PickyPage, SketchingPage))
+    app.settings.param.update(n=200, d=12, m=4)
+    app.settings.upload = UploadedData("rows.csv", np.asarray(X, dtype=float))
+    return app
+
+
+def test_a_failed_step_stops_at_the_last_row_learned_and_says_why():
+    """A learner refusing a row raised out of Step and Play (silently, in the browser), and
+    left the page with some rows taken and t not moved; now play pauses at the row before
+    it, the page is exactly as if stepped there, and the message names the row."""
+    X = np.ones((50, 4))
+    X[23, 0] = 13
+    app = picky_app(X)
+    app.settings.dataset = UPLOAD
+    page, transport = app.active, app.transport
+    transport.speed = 300  # 20 rows a tick: the failing row is inside a tick's rows
+    transport.play()
+    for _ in range(3):
+        transport.tick()
+    assert not transport.playing and page.t == transport.t == transport.shared_t == 23
+    assert np.array_equal(page.total, X[:23].sum(axis=0))  # the rows of the failed call undone
+    assert app.messages == ["Picky page: row 24 of the stream could not be learned, so play "
+                            "stopped at t = 23: 13 is unlucky"]
+    assert page.history["t"][-1] == 23 and page.history["sum"][-1] == X[:23].sum()
+    transport.step(5)  # the same again, announced again; Back still works
+    assert page.t == 23 and len(app.messages) == 1 and transport.failure == app.messages[0]
+    transport.back(10)
+    assert page.t == 13 and np.array_equal(page.total, X[:13].sum(axis=0))
+    transport.seek(40)
+    assert page.t == 23
+
+
+def test_a_row_a_sketch_refuses_stops_the_sketching_page_with_the_sketchs_message():
+    """The 1e200 row that parse_upload now refuses, had it reached the sketching page
+    (e.g. from a notebook): play stops before it with FD's message, the sketches as
+    if stepped there."""
+    X = np.random.default_rng(0).standard_normal((60, 5))
+    X[30] = 1e200
+    app = Dashboard()
+    app.settings.param.update(n=200, m=4)
+    app.settings.upload = UploadedData("big.csv", X)
+    app.settings.dataset = UPLOAD
+    page = app.active
+    app.transport.step(45)
+    assert page.t == 30 and "row 31 of the stream could not be learned" in app.messages[0]
+    assert "too large" in app.messages[0] and "rescale" in app.messages[0]
+    straight = SketchingPage(Settings(n=200, m=4, upload=UploadedData("big.csv", X), dataset=UPLOAD))
+    straight.step(30)
+    assert np.array_equal(page.fd["exact"].sketch, straight.fd["exact"].sketch)
+    assert np.array_equal(page._gram, straight._gram)
+
+
+def test_a_restart_the_page_cannot_run_on_is_undone_and_explained():
+    """An upload (or any structural change) the active page cannot build on raised out of
+    the upload callback and left the page half built; now the page keeps its stream
+    (Page.reset is all or nothing) and the settings go back."""
+    app = picky_app(np.ones((30, 3)))
+    page, transport = app.active, app.transport
+    transport.step(7)
+    total, history, run = page.total, page.history, page.run
+    assert not app.upload("three.csv", b"1,2,3\n4,5,6\n")
+    assert app.settings.dataset == DEFAULT_DATASET and app.settings.upload.name == "rows.csv"
+    assert page.t == transport.t == 7 and page.total is total and page.history is history
+    assert page.run == run and page.n_rows == 200
+    assert app.messages == ["Picky page: cannot run on these settings: three columns are refused",
+                            "Back to dataset = low rank + noise."]
+    transport.step()
+    assert page.t == 8
+    app.messages = []
+    page.strict = True  # a restart option it cannot run on: set back, nothing restarts
+    assert not page.strict and page.t == 8 and page.total is not total
+    assert app.messages == ["Picky page: cannot run on these settings: three columns are refused"]
+    app.settings.alpha0 = 1000.0  # a hot change that fails half way: set back, restarted
+    assert app.settings.alpha0 == 1.0 and page.scale == 1.0 and page.t == 0
+    assert app.messages == ["Picky page: the change could not be applied: alpha0 over 100 is refused",
+                            "Back to alpha0 = 1.0."]
+
+
+def test_a_page_that_cannot_open_on_the_data_opens_on_the_default_data_set():
+    app = Dashboard(pages=(SketchingPage, PickyPage))
+    app.settings.param.update(n=200, m=4)
+    assert app.upload("three.csv", b"1,2,3\n4,5,6\n7,8,10\n")  # the sketching page takes it
+    app.transport.step(2)
+    app.page = "picky"  # Picky cannot: it opens on the default data set, and says so
+    assert app.active.key == "picky" and app.transport.page is app.active
+    assert app.settings.dataset == DEFAULT_DATASET and app.active.n_rows == 200
+    assert app.messages == ["Picky page cannot run on 'your upload': three columns are refused. "
+                            f"It shows '{DEFAULT_DATASET}' instead."]
+    app.page = "sketching"  # restarted on the default data set too
+    assert app.active.n_rows == 200 and app.active.t == 0
+
+
+def test_page_reset_is_all_or_nothing():
+    page = PickyPage(Settings(n=100, upload=UploadedData("four.csv", np.ones((30, 4))), dataset=UPLOAD))
+    page.step(9)
+    before = dict(vars(page))
+    values = (page.t, page.n_rows, list(page.notes), page.run)
+    page.settings.upload = UploadedData("three.csv", np.ones((30, 3)))
+    with pytest.raises(ValueError, match="three columns"):
+        page.reset()
+    assert vars(page).keys() == before.keys()
+    assert all(vars(page)[name] is value for name, value in before.items())
+    assert (page.t, page.n_rows, page.notes, page.run) == values
+
+
+def test_an_upload_is_parsed_off_the_event_loop():
+    """The upload callback parsed on the server's only thread: nothing else was answered
+    meanwhile (5-9 s for a 5 MB file in the issue). Now a worker thread parses, and the
+    event loop runs other callbacks while it does."""
+    import asyncio
+
+    import explorer.dashboard.app as app_module
+
+    def slow_parse(filename, content):
+        time.sleep(0.6)
+        return parse_upload(filename, content)
+
+    async def upload_while_ticking(app):
+        ticks = []
+
+        async def heartbeat():
+            while True:
+                ticks.append(time.monotonic())
+                await asyncio.sleep(0.02)
+        beating = asyncio.ensure_future(heartbeat())
+        await asyncio.sleep(0)
+        accepted = await app.upload_in_background("mine.csv", b"1,2\n3,4\n5,7\n")
+        beating.cancel()
+        return accepted, ticks
+
+    app = small_app()
+    original = app_module.parse_upload
+    app_module.parse_upload = slow_parse
+    try:
+        accepted, ticks = asyncio.run(upload_while_ticking(app))
+    finally:
+        app_module.parse_upload = original
+    assert accepted and app.settings.dataset == UPLOAD and app.active.n_rows == 3
+    assert len(ticks) >= 10 and np.diff(ticks).max() < 0.3
+
+
+def test_overlapping_uploads_the_last_one_wins():
+    import asyncio
+
+    async def two(app):
+        return await asyncio.gather(app.upload_in_background("first.csv", b"1,2\n3,4\n"),
+                                    app.upload_in_background("second.csv", b"1,2,3\n4,5,6\n"))
+    app = small_app()
+    assert asyncio.run(two(app)) == [False, True]
+    assert app.settings.upload.name == "second.csv"
+
+
+def test_file_names_and_headers_reach_the_page_only_as_plain_text():
+    """The upload's name goes into the notes ("Streaming the first n = ..."): the alert
+    shows it escaped, so it is text, never HTML or Markdown."""
+    from markdown_it import MarkdownIt
+
+    from explorer.dashboard.layout import _alerts, plain_text
+
+    app = small_app()
+    app.settings.n = 50
+    alerts = _alerts(app)
+    name = '<img src=x onerror="alert(1)">*bold*.csv'
+    rows = "\n".join(f"{i},{i % 7}" for i in range(60))
+    assert app.upload(name, f"<b>x</b>,[y](javascript:alert(1))\n{rows}".encode())
+    notes = alerts.objects[1].object
+    assert plain_text(f"Streaming the first n = 50 of the 60 rows of {name}.") in notes
+    html = MarkdownIt("commonmark").render(notes)  # what Panel's Markdown pane renders
+    assert "<img" not in html and "<em>" not in html and "&lt;img src=x" in html
+    assert app.settings.upload.X.shape == (60, 2)  # the header row, whatever it says, is only a header

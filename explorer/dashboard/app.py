@@ -7,10 +7,18 @@ active page (structural: restart; hot: ``apply_hot``) and a page's own restart o
 to the transport (or, for a page not shown, to its next visit), keeps every value in the URL
 (``sync_url``), reads uploads, and shows notes and errors as alerts, never tracebacks.
 :func:`create_app` builds the servable template for one session.
+
+A page that fails is reported, never left broken: a failed step stops play at the last
+row learned (:class:`~.transport.Transport`); a settings change the active page cannot
+run on is undone (the page keeps its stream: its restart is all or nothing); a page that
+cannot open on the current data set opens on the default one. An upload is parsed in a
+worker thread (:meth:`Dashboard.upload_in_background`), so that the server goes on
+answering this session and the others while it reads.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import panel as pn
@@ -24,8 +32,8 @@ from .pages.newton import NewtonPage
 from .pages.pca import AdaptivePCAPage
 from .pages.sketching import SketchingPage
 from .settings import DEFAULT_DATASET, UPLOAD, URL_NAMES, Settings, apply_query
-from .transport import Transport
-from .upload import parse_upload
+from .transport import Transport, reason
+from .upload import UploadedData, parse_upload
 
 __all__ = ["Dashboard", "create_app", "PAGES"]
 
@@ -55,6 +63,9 @@ class Dashboard(param.Parameterized):
         self._location = None
         self._synced: list[tuple[param.Parameterized, dict[str, str]]] = []
         self.transport = Transport(self._page(self.page))
+        self.transport.param.watch(self._page_failed, "failure")
+        self._undoing = False  # settings being set back after a failure
+        self._uploads = 0  # uploads received: only the latest one's parse is used
         self._show_notes()
         self.settings.param.watch(self._settings_changed, [*URL_NAMES, "upload"])
         self.param.watch(self._page_changed, "page")
@@ -77,12 +88,17 @@ class Dashboard(param.Parameterized):
         self.notes = list(self.pages[self.page].notes) if self.page in self.pages else []
 
     # -- routing changes --------------------------------------------------------------------
-    def _restart(self, page: Page) -> None:
-        """A page's own restart option changed: restart it through the transport if it is shown."""
+    def _restart(self, page: Page) -> bool:
+        """A page's own restart option changed: restart it through the transport if it is
+        shown (False if it cannot run on the new option: the page sets it back)."""
         if self.transport.page is page:
-            self.transport.reset()
-        else:
-            self._stale.add(page.key)
+            return self.transport.reset()
+        self._stale.add(page.key)
+        return True
+
+    def _page_failed(self, event) -> None:
+        if event.new not in self.messages:
+            self.messages = [*self.messages, event.new]
 
     def _uses_changed(self, page: Page) -> None:
         if self.pages.get(self.page) is page:
@@ -96,39 +112,79 @@ class Dashboard(param.Parameterized):
             self.messages = ["There is no uploaded file in this session (an upload is not part of "
                              "a shared link): upload one below, then choose 'your upload'."]
             return
+        if self._undoing:  # setting back a change that failed
+            return
         self.messages = []  # the user acted: earlier complaints are answered
         self._stale |= set(self.pages) - {self.page}
         page = self.active
         if names & (set(page.uses) - set(page.hot)) or "upload" in names:
-            self.transport.reset()
-        else:
-            for name in sorted(names & set(page.hot)):
-                page.apply_hot(name)
-            self.transport.refresh()
+            if not self.transport.reset():  # the page kept its stream: the settings follow it
+                self._set_back(events)
+        elif not self.transport.apply_hot(sorted(names & set(page.hot))):
+            self._set_back(events)
+            self.transport.reset()  # the page may hold part of the change: start again
+
+    def _set_back(self, events) -> None:
+        """Undo a settings change the active page could not run on, and say so."""
+        self._undoing = True
+        try:
+            self.settings.param.update({event.name: event.old for event in events})
+        finally:
+            self._undoing = False
+        self.settings.stream()  # the restored settings' stream (and its fixed_d) again
+        undone = ", ".join(f"{event.name} = {event.old}" for event in events if event.name != "upload")
+        self.messages = [*self.messages, f"Back to {undone or 'the previous data'}."]
 
     def _page_changed(self, event) -> None:
-        page = self._page(event.new)
-        if event.new in self._stale:
-            self._stale.discard(event.new)
-            page.reset()
-        self.transport.page = page
+        self.transport.page = self._open(event.new)
         self._show_notes()
+
+    def _open(self, key: str) -> Page:
+        """Page ``key``, built or restarted on the current settings; a page that cannot run
+        on the data set opens on the default one (the others restart on it when shown)."""
+        try:
+            page = self._page(key)
+            if key in self._stale:
+                page.reset()
+                self._stale.discard(key)
+            return page
+        except Exception as error:
+            if self.settings.dataset == DEFAULT_DATASET:
+                raise  # no data set to fall back on: a bug of the page
+            failed = (f"{self._classes[key].title} cannot run on '{self.settings.dataset}': "
+                      f"{reason(error)}. It shows '{DEFAULT_DATASET}' instead.")
+        self._undoing = True  # the other pages restart on it when shown
+        try:
+            self.settings.dataset = DEFAULT_DATASET
+        finally:
+            self._undoing = False
+        self._stale |= set(self.pages)
+        page = self._open(key)
+        self.messages = [*self.messages, failed]
+        return page
 
     def upload(self, filename: str, content: bytes) -> bool:
         """Parse an uploaded file; on success stream it, else explain why not. Never raises."""
-        try:
-            data = parse_upload(filename, content)
-        except ValueError as error:
-            self.messages = [f"Upload refused: {error}"]
-            return False
-        except Exception as error:  # a parser bug must not reach the user as a traceback
-            self.messages = [f"Upload refused: {filename} could not be read ({type(error).__name__})."]
+        return self._use_upload(_read_upload(filename, content))
+
+    async def upload_in_background(self, filename: str, content: bytes) -> bool:
+        """:meth:`upload`, parsing in a worker thread while the server answers other events
+        (the layout's file input calls this). Of uploads that overlap, the last one wins."""
+        self._uploads += 1
+        ticket = self._uploads
+        result = await asyncio.to_thread(_read_upload, filename, content)
+        return ticket == self._uploads and self._use_upload(result)
+
+    def _use_upload(self, result: UploadedData | str) -> bool:
+        """Stream parsed data (unless the active page cannot run on it), or show why not."""
+        if isinstance(result, str):
+            self.messages = [result]
             return False
         self.messages = []
         with param.parameterized.batch_call_watchers(self.settings):
-            self.settings.upload = data
+            self.settings.upload = result
             self.settings.dataset = UPLOAD
-        return True
+        return self.settings.upload is result
 
     def close(self) -> None:
         """The session is gone: stop playing and let go of the pages' arrays."""
@@ -168,6 +224,16 @@ class Dashboard(param.Parameterized):
                 value = target.param[name].serialize(getattr(target, name))
                 query[key] = value if isinstance(value, str) else json.dumps(value)
         return query
+
+
+def _read_upload(filename: str, content: bytes) -> UploadedData | str:
+    """The parsed file, or the message saying why it was refused (safe to run in a thread)."""
+    try:
+        return parse_upload(filename, content)
+    except ValueError as error:
+        return f"Upload refused: {error}"
+    except Exception as error:  # a parser bug must not reach the user as a traceback
+        return f"Upload refused: {filename} could not be read ({type(error).__name__})."
 
 
 def create_app(pages: tuple[type[Page], ...] = PAGES) -> pn.template.BaseTemplate:

@@ -170,7 +170,10 @@ def _sidebar(app) -> list:
     new_data = pn.widgets.Button(label="New data (next seed)", sizing_mode="stretch_width")
     new_data.on_click(lambda event: setattr(settings, "seed", (settings.seed + 1) % 2**31))
     upload = pn.widgets.FileInput(accept=",".join(FORMATS), sizing_mode="stretch_width")
-    upload.param.watch(lambda event: app.upload(upload.filename, event.new), "value")
+
+    async def receive(event):  # parsed in a thread: the server answers other events meanwhile
+        await app.upload_in_background(upload.filename, event.new)
+    upload.param.watch(receive, "value")
     note = pn.pane.Markdown  # small grey explanation lines
     grey = {"color": "#666", "font-size": "0.9em"}
     return [

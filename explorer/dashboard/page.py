@@ -13,9 +13,11 @@ and the :class:`~explorer.dashboard.transport.Transport`; it calls, on the activ
 
 A subclass sets ``key``, ``title``, ``uses`` (the :class:`Settings` it reads) and
 ``hot`` (those applied without a reset), and implements ``_build(X)`` (new algorithms
-on the stream X), ``_advance(rows)``, ``_measure()`` (one history point, a dict of
-floats), ``_state()``/``_load(state)`` (plain arrays: ``state_dict`` of each algorithm),
-``_make_views()`` (panes, built once) and ``_update_views()`` (patch their data).
+on the stream X, assigned as new attributes: it never changes the objects it replaces,
+so that a failed :meth:`Page.reset` can put the old ones back), ``_advance(rows)``,
+``_measure()`` (one history point, a dict of floats), ``_state()``/``_load(state)``
+(plain arrays: ``state_dict`` of each algorithm), ``_make_views()`` (panes, built once)
+and ``_update_views()`` (patch their data).
 
 Optional, for pages with options of their own or a stream of their own:
 
@@ -144,12 +146,13 @@ class Page(param.Parameterized):
         self.settings = settings
         self.history = History(capacity=400)
         self.run = 0  # times the stream was (re)started: a snapshot is restored only into its own run
-        self.on_restart: Callable[[], None] | None = None  # set by the frame (see request_restart)
+        self.on_restart: Callable[[], bool] | None = None  # set by the frame (see request_restart)
         self._X = np.zeros((0, 1))
         self._views = None
+        self._setting_back = False
         self.reset()
         if self.restart:
-            self.param.watch(lambda *events: self.request_restart(), list(self.restart))
+            self.param.watch(self._options_changed, list(self.restart))
 
     # -- the stream ----------------------------------------------------------------------
     @property
@@ -157,15 +160,29 @@ class Page(param.Parameterized):
         return self.t >= self.n_rows
 
     def reset(self) -> None:
-        """Rebuild the algorithms from the settings and go back to t = 0."""
-        self.run += 1
-        self._X, self._stream_notes = self._stream()
-        self.n_rows = self._X.shape[0]
-        self.history.clear()
-        self._build(self._X)
-        self.t = 0
-        self.update_notes()
-        self.record()
+        """Rebuild the algorithms from the settings and go back to t = 0.
+
+        All or nothing: when the page cannot run on the new stream (``_stream``,
+        ``_build`` or the first ``_measure`` raises), its attributes and ``t``, ``n_rows``
+        and ``notes`` are put back as they were and the error is re-raised.
+        """
+        attributes = dict(vars(self))
+        values = {"t": self.t, "n_rows": self.n_rows, "notes": self.notes}
+        try:
+            self.run += 1
+            self._X, self._stream_notes = self._stream()
+            self.n_rows = self._X.shape[0]
+            self.history = History(capacity=self.history.capacity)
+            self._build(self._X)
+            self.t = 0
+            self.update_notes()
+            self.record()
+        except Exception:
+            for name in set(vars(self)) - set(attributes):
+                delattr(self, name)
+            vars(self).update(attributes)
+            self.param.update(values)
+            raise
 
     def step(self, n: int = 1, record: bool = True) -> int:
         """Feed the next ``n`` rows (fewer at the end); record one history point unless told not to."""
@@ -182,17 +199,28 @@ class Page(param.Parameterized):
         """A hot setting changed; the default is to restart. Pages override for their ``hot``."""
         self.reset()
 
-    def request_restart(self) -> None:
+    def request_restart(self) -> bool:
         """One of the page's ``restart`` options changed: back to t = 0 on the new options.
 
         Inside a dashboard ``on_restart`` does it (the transport resets, or the page is
-        restarted on its next visit); a page on its own resets and redraws itself.
+        restarted on its next visit) and says whether it could (the transport explains
+        why not); a page on its own resets and redraws itself.
         """
         if self.on_restart is not None:
-            self.on_restart()
-        else:
-            self.reset()
-            self.refresh()
+            return self.on_restart()
+        self.reset()
+        self.refresh()
+        return True
+
+    def _options_changed(self, *events) -> None:
+        """A restart option changed; options the page cannot restart on are set back (the
+        page kept its stream and state: nothing restarts then)."""
+        if not self._setting_back and not self.request_restart():
+            self._setting_back = True
+            try:
+                self.param.update({event.name: event.old for event in events})  # restarts on them
+            finally:
+                self._setting_back = False
 
     def set_uses(self, uses: tuple[str, ...], hot: tuple[str, ...] | None = None) -> None:
         """Change which shared settings this instance reads (and which of them are hot).

@@ -27,6 +27,12 @@ time, and one frame ahead instead of two left it waiting for the server's next t
 both changes (10.7-11.2 with the first alone). Two frames ahead cost nothing on screen:
 the figures draw the latest data once per animation frame (:class:`~.live.PlotlyView`).
 
+A page that fails (a learner refuses a row, a restart that cannot build on the data,
+a hot change that overflows) never takes the transport down: play pauses, the page is
+put back to the last row it learned (the way Back does: last snapshot, then replay),
+and ``failure`` says what happened; the frame shows it as an alert. The next row's
+failure is found row by row, so ``t`` stops exactly before it.
+
 The logic runs without a browser: ``transport.step()``, ``back()``, ``tick()`` and
 ``reset()`` are plain methods (``tests/test_dashboard_logic.py``).
 """
@@ -41,7 +47,8 @@ import param
 
 from .page import Page
 
-__all__ = ["Transport", "SPEEDS", "MAX_TICKS_PER_SECOND", "MAX_FRAMES_AHEAD", "STALL_SECONDS"]
+__all__ = ["Transport", "SPEEDS", "MAX_TICKS_PER_SECOND", "MAX_FRAMES_AHEAD", "STALL_SECONDS",
+           "reason"]
 
 SPEEDS = (1, 2, 5, 10, 15, 30, 60, 150, 300)
 """Choices of the speed control, in rows per second."""
@@ -64,6 +71,9 @@ class Transport(param.Parameterized):
         "since each URL change is a browser history entry. Setting it seeks there."))
     n_rows = param.Integer(default=0, bounds=(0, None), doc="Rows in the page's stream.")
     status = param.String(default="", doc="One line about what just happened.")
+    failure = param.String(default="", doc=(
+        "Why the page's last step, restart or hot change failed; every failure triggers it, "
+        "also one with the same text as the last."))
     paced = param.Boolean(default=False, doc="Wait for the browser to show a frame before the next.")
     frames_sent = param.Integer(default=0, doc="Ticks that changed the plots.")
     frames_shown = param.Integer(default=0, doc="Frames the browser reported as painted.")
@@ -130,13 +140,38 @@ class Transport(param.Parameterized):
         self.pause()
         self.seek(self.page.t - n)
 
-    def reset(self) -> None:
-        """Pause, rebuild the page's algorithms from its settings, back to t = 0."""
+    def reset(self) -> bool:
+        """Pause, rebuild the page's algorithms from its settings, back to t = 0.
+
+        False when the page cannot run on its settings (``failure`` says why): it then
+        keeps the stream and state it had (:meth:`Page.reset` is all or nothing).
+        """
         self.pause()
-        self.page.reset()
+        try:
+            self.page.reset()
+        except Exception as error:
+            self._fail(f"cannot run on these settings: {reason(error)}")
+            return False
         self._snapshots = [self.page.snapshot()]
         self.status = ""
         self.refresh()
+        return True
+
+    def apply_hot(self, names) -> bool:
+        """The hot settings ``names`` changed: the page applies them mid-stream, then redraws.
+
+        False when the page failed (``failure`` says why); its state may then be part
+        old, part new, and the caller restores the settings and resets.
+        """
+        try:
+            for name in names:
+                self.page.apply_hot(name)
+        except Exception as error:
+            self.pause()
+            self._fail(f"the change could not be applied: {reason(error)}")
+            return False
+        self.refresh()
+        return True
 
     def tick(self) -> None:
         """One periodic-callback round: feed rows and redraw (if the browser keeps up).
@@ -165,22 +200,13 @@ class Transport(param.Parameterized):
         page = self.page
         target = min(max(int(t), 0), page.n_rows)
         if target < page.t:
-            self._drop_old_snapshots()
-            times = [s["t"] for s in self._snapshots]
-            i = bisect.bisect_right(times, target) - 1
-            if i < 0:  # no snapshot that early (a page taken over mid-stream)
-                page.reset()
-                self._snapshots = [page.snapshot()]
-            else:
-                page.restore(self._snapshots[i])
-                del self._snapshots[i + 1:]
-            page.history.truncate(target)
-            page.step(target - page.t, record=False)
-            if len(page.history) == 0 or page.history["t"][-1] != target:
-                page.record()
+            try:
+                self._rewind(target)
+            except Exception as error:  # a restart without a snapshot failed: the page is as it was
+                self._fail(f"cannot go back to t = {target}: {reason(error)}")
+                return
         chunk = max(self.snapshot_every, -(-(target - page.t) // 200))
-        while page.t < target:
-            page.step(min(chunk, target - page.t))
+        while page.t < target and self._feed(min(chunk, target - page.t)):
             self._maybe_snapshot()
         self.refresh()
 
@@ -191,10 +217,65 @@ class Transport(param.Parameterized):
 
     # -- internals --------------------------------------------------------------------------
     def _advance(self, n: int) -> None:
-        if self.page.step(n) == 0:
+        if self.page.finished:
             self.status = "End of the stream: press Reset (or Back) to watch it again."
-        self._maybe_snapshot()
+        elif self._feed(n):
+            self._maybe_snapshot()
         self.refresh()
+
+    def _feed(self, n: int) -> bool:
+        """``page.step(n)``; if the page fails, pause, bring it back to the last row it
+        learned (the rows before the failing one, fed one at a time) and say why: False."""
+        start = self.page.t
+        try:
+            self.page.step(n)
+            return True
+        except Exception as error:
+            failed = error
+        self.pause()
+        try:
+            self._rewind(start)  # a learner may have taken some of the rows: undo them
+            for _ in range(n - 1):  # the rows before the failing one, and its own error
+                t = self.page.t
+                try:
+                    self.page.step(1)
+                except Exception as error:
+                    failed = error
+                    self._rewind(t)
+                    break
+        except Exception as error:  # going back failed too (a bug of the page): start again
+            self._fail(f"play stopped at t = {start}: {reason(failed)}; going back to the last "
+                       f"row learned failed too ({reason(error)}), so the stream starts again")
+            self.reset()
+            return False
+        self._fail(f"row {self.page.t + 1} of the stream could not be learned, so play "
+                   f"stopped at t = {self.page.t}: {reason(failed)}")
+        return False
+
+    def _fail(self, message: str) -> None:
+        self._sync()
+        self.status = "Stopped: see the message above."
+        with param.parameterized.discard_events(self):
+            self.failure = f"{self.page.title}: {message}"
+        self.param.trigger("failure")
+
+    def _rewind(self, target: int) -> None:
+        """Back to row ``target <= t``: restore the last snapshot before it, replay the rows
+        after it unrecorded (they were learned before), keep the history up to ``target``."""
+        page = self.page
+        self._drop_old_snapshots()
+        times = [s["t"] for s in self._snapshots]
+        i = bisect.bisect_right(times, target) - 1
+        if i < 0:  # no snapshot that early (a page taken over mid-stream)
+            page.reset()
+            self._snapshots = [page.snapshot()]
+        else:
+            page.restore(self._snapshots[i])
+            del self._snapshots[i + 1:]
+        page.history.truncate(target)
+        page.step(target - page.t, record=False)
+        if len(page.history) == 0 or page.history["t"][-1] != target:
+            page.record()
 
     def _drop_old_snapshots(self) -> None:
         """Forget the snapshots of an earlier run of the page (it restarted without us)."""
@@ -212,7 +293,11 @@ class Transport(param.Parameterized):
     def refresh(self) -> None:
         """Redraw the page and update t, batched into one message (``pn.io.hold``)."""
         with pn.io.hold():
-            self.page.refresh()
+            try:
+                self.page.refresh()
+            except Exception as error:
+                self.pause()
+                self._fail(f"the plots could not be redrawn: {reason(error)}")
             self._sync()
 
     def _sync(self) -> None:
@@ -233,3 +318,9 @@ class Transport(param.Parameterized):
     def _shared_t_set(self) -> None:
         if not self._syncing and self.shared_t != self.page.t:
             self.seek(self.shared_t)
+
+
+def reason(error: Exception) -> str:
+    """What a failure says to the student: a ``ValueError``'s own message (the library's
+    contract: it says what was wrong and what is allowed), else the exception's kind too."""
+    return str(error) if isinstance(error, ValueError) else f"{type(error).__name__}: {error}"
