@@ -36,7 +36,7 @@ def check_float(name: str, value, *, minimum: float = -np.inf, maximum: float = 
 
 def as_row(x, d: int, name: str = "x") -> np.ndarray:
     """``x`` as a finite float vector of shape (d,)."""
-    x = _as_float_array(x, name)
+    x = as_reals(x, name)
     if x.shape != (d,):
         raise ValueError(f"{name} must be a vector of length d = {d}, got shape {x.shape}")
     if not np.isfinite(x).all():
@@ -46,7 +46,7 @@ def as_row(x, d: int, name: str = "x") -> np.ndarray:
 
 def as_rows(X, d: int, name: str = "X") -> np.ndarray:
     """``X`` as a finite float matrix of shape (n, d); a single vector counts as one row."""
-    X = _as_float_array(X, name)
+    X = as_reals(X, name)
     if X.ndim == 1 and X.shape == (d,):
         X = X[None, :]
     if X.ndim != 2 or X.shape[1] != d:
@@ -59,7 +59,7 @@ def as_labeled_rows(X, y, d: int) -> tuple[np.ndarray, np.ndarray]:
     """``X`` as finite rows (n, d) and ``y`` as n finite labels, for ``learn_many``."""
     X = as_rows(X, d)
     try:
-        y = _as_float_array(y, "y")
+        y = as_reals(y, "y")
     except ValueError:
         y = np.full(1, np.nan)
     if y.shape != (X.shape[0],) or not np.isfinite(y).all():
@@ -70,7 +70,7 @@ def as_labeled_rows(X, y, d: int) -> tuple[np.ndarray, np.ndarray]:
 
 def as_matrix(X, name: str = "X") -> np.ndarray:
     """``X`` as a finite 2-D float matrix with at least one column (any number of rows)."""
-    X = _as_float_array(X, name)
+    X = as_reals(X, name)
     if X.ndim != 2 or X.shape[1] == 0:
         raise ValueError(f"{name} must be a 2-D matrix (n rows, d >= 1 columns), got shape {X.shape}")
     _check_finite_rows(X, name)
@@ -83,7 +83,7 @@ def _check_finite_rows(X: np.ndarray, name: str) -> None:
         raise ValueError(f"{name} row {bad} contains NaN or inf; only finite values are allowed")
 
 
-def _as_float_array(value, name: str) -> np.ndarray:
+def as_reals(value, name: str) -> np.ndarray:
     """Real numbers only: strings (even "1.5"), complex numbers and objects are refused
     rather than converted, so nothing is silently dropped (an imaginary part) or parsed."""
     try:

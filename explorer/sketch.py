@@ -23,7 +23,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 import scipy.linalg
 
-from ._validation import as_row, as_rows, check_float, check_int
+from ._validation import as_reals, as_row, as_rows, check_float, check_int
 from .hooks import Observable, ShrinkEvent
 from .state import StateReader, all_or_nothing, copy_array, state_part, stateful
 
@@ -557,7 +557,7 @@ class GeneralizedFrequentDirections(Observable):
     def extend(self, X, s) -> None:
         """Add ``sum_i s_i x_i x_i^T`` in order; ``s`` a scalar or one weight per row."""
         X = as_rows(X, self.d)
-        weights = np.asarray(s, dtype=float)
+        weights = as_reals(s, "s")
         if weights.ndim == 0:
             weights = np.full(X.shape[0], float(weights))
         if weights.shape != (X.shape[0],):
