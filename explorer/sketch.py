@@ -715,9 +715,7 @@ class RandomProjectionSketch(Observable):
     @classmethod
     def from_state_dict(cls, state: dict) -> "RandomProjectionSketch":
         reader = StateReader(state, cls)
-        seed = reader.count("seed", minimum=-1) if reader.has("seed") else -1
-        sk = cls(reader.count("d", minimum=1), reader.count("m", minimum=1),
-                 seed=None if seed < 0 else seed)
+        sk = cls(reader.count("d", minimum=1), reader.count("m", minimum=1))
         sk.load_state_dict(state)
         return sk
 
@@ -729,6 +727,7 @@ class RandomProjectionSketch(Observable):
         reader.same("m", self.m)
         buffer = reader.array("buffer", self._buffer.shape)
         n_seen = reader.count("n_seen")
+        seed = reader.count("seed", minimum=-1) if reader.has("seed") else -1  # -1: None
         generator = np.random.default_rng()
         try:
             generator.bit_generator.state = json.loads(reader.text("rng"))
@@ -736,4 +735,5 @@ class RandomProjectionSketch(Observable):
             raise reader.refuse("rng", "the JSON of a numpy PCG64 generator's state", str(error)[:80]) from None
         self._buffer[:] = buffer
         self.n_seen = n_seen
+        self.seed = None if seed < 0 else seed  # where the draws came from; the state is what counts
         self._rng.bit_generator.state = generator.bit_generator.state

@@ -424,6 +424,8 @@ def with_alpha0(model: SketchedOnlineNewton, alpha0: float) -> SketchedOnlineNew
         shifted = 1.0 / (1.0 / values + (alpha0 - model.alpha0))
         state["curvature.inverse"] = (vectors * shifted) @ vectors.T
     state["alpha0"] = alpha0
+    if "curvature.sketch.alpha0" in state:  # RFD's own alpha0: alpha = alpha0 + Delta / 2
+        state["curvature.sketch.alpha0"] = alpha0
     return SketchedOnlineNewton.from_state_dict(state)
 
 
