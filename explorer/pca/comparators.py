@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import as_row, check_int
+from .._validation import as_matrix, check_int
 from ..hooks import Observable, StepEvent
-from ..state import check_kind, copy_array, stateful
-from ._base import optional_float, as_stream as _as_stream, eigh
+from ..state import StateReader, copy_array, stateful
+from ._base import (MAX_LOSS, as_loss_row, as_stream as _as_stream, check_subset, eigh,
+                    orthonormality_error, read_last, read_orthonormal, stored)
 
 __all__ = ["FollowTheLeaderPCA", "best_fixed_projection", "compression_losses"]
 
@@ -28,6 +29,12 @@ class FollowTheLeaderPCA(Observable):
     not unique; the missing directions are then the first coordinate axes orthogonalized
     against the seen ones, so the losses do not depend on the LAPACK build.
 
+    Scale: FTL's projection does not depend on the scale of the data, and its loss scales
+    with :math:`\|x\|^2`. A row is refused, nothing changed, when :math:`\|x\|^2` or the
+    covariance's trace :math:`\sum_s \|x_s\|^2` would pass :math:`10^{300}` (the
+    covariance would overflow). Rows so tiny that :math:`x x^T` underflows add nothing to
+    the covariance, and their losses (at most :math:`\|x\|^2`) underflow to 0 as well.
+
     >>> ftl = FollowTheLeaderPCA(3, 1)
     >>> _ = ftl.learn([1.0, 0.0, 0.0])
     >>> ftl.learn([0.8, 0.6, 0.0])        # now projects onto e_1: loses 0.6^2
@@ -36,10 +43,7 @@ class FollowTheLeaderPCA(Observable):
 
     def __init__(self, n: int, k: int):
         super().__init__()
-        self.n = check_int("n", n, minimum=2)
-        self.k = check_int("k", k, minimum=1)
-        if self.k >= self.n:
-            raise ValueError(f"k must be an integer in [1, n - 1] = [1, {self.n - 1}], got {k}")
+        self.n, self.k = check_subset(n, k)
         self._covariance = np.zeros((self.n, self.n))
         self._basis = _top_subspace(self._covariance, self.k)
         self.t = 0
@@ -57,7 +61,12 @@ class FollowTheLeaderPCA(Observable):
         """Pay ``||x - P_t x||^2`` (returned), then add ``x x^T`` to the covariance."""
         if y is not None:
             raise ValueError("FollowTheLeaderPCA is unsupervised: y must be None")
-        x = as_row(x, self.n)
+        x = as_loss_row(x, self.n, None)
+        trace = float(np.trace(self._covariance)) + float(x @ x)
+        if not trace <= MAX_LOSS:
+            raise ValueError(f"x is too large: the covariance's trace sum ||x_s||^2 would reach "
+                             f"{trace:.3g}, beyond {MAX_LOSS:.0e} (it would overflow); rescale the "
+                             f"data; nothing was updated")
         loss = float(max(x @ x - np.sum((self._basis.T @ x) ** 2), 0.0))
         covariance = self._covariance + np.outer(x, x)
         self._covariance, self._basis = covariance, _top_subspace(covariance, self.k)
@@ -71,21 +80,39 @@ class FollowTheLeaderPCA(Observable):
         """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
         return {"kind": type(self).__name__, "n": self.n, "k": self.k, "t": self.t,
                 "covariance": copy_array(self._covariance), "basis": copy_array(self._basis),
-                "last_loss": np.nan if self.last_loss is None else self.last_loss}
+                "last_loss": stored(self.last_loss)}
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "FollowTheLeaderPCA":
-        check_kind(state, cls)
-        ftl = cls(int(state["n"]), int(state["k"]))
-        covariance = np.asarray(state["covariance"], dtype=float)
-        basis = np.asarray(state["basis"], dtype=float)
-        if covariance.shape != (ftl.n, ftl.n) or basis.shape != (ftl.n, ftl.k):
-            raise ValueError(f"state_dict arrays of shapes {covariance.shape} and {basis.shape} "
-                             f"do not fit n = {ftl.n}, k = {ftl.k}")
-        ftl._covariance, ftl._basis = copy_array(covariance), copy_array(basis)
-        ftl.t = int(state["t"])
-        ftl.last_loss = optional_float(state["last_loss"])
+        reader = StateReader(state, cls)
+        ftl = cls(reader.count("n", minimum=2), reader.count("k", minimum=1))
+        ftl.load_state_dict(state)
         return ftl
+
+    def load_state_dict(self, state: dict) -> None:
+        """In place (same n and k). Checked before anything is stored: the covariance
+        symmetric, PSD (eigenvalues >= -1e-10 trace) with trace at most 1e300 and 0 before
+        the first round, the basis n x k orthonormal, t >= 0, the last loss >= 0 (0
+        before the first round). A refusal is a ``ValueError`` naming the key."""
+        reader = StateReader(state, type(self))
+        reader.same("n", self.n)
+        reader.same("k", self.k)
+        t = reader.count("t")
+        covariance = reader.array("covariance", (self.n, self.n))
+        if not np.array_equal(covariance, covariance.T):
+            raise reader.refuse("covariance", "symmetric (a sum of x x^T)", "an asymmetric matrix")
+        trace, largest = float(np.trace(covariance)), float(np.abs(covariance).max())
+        if not (largest <= trace <= MAX_LOSS) or (t == 0 and trace > 0):
+            raise reader.refuse("covariance", f"a sum of x x^T: entries at most its trace, trace at "
+                                f"most {MAX_LOSS:.0e}, 0 at t = 0", f"max |entry| {largest:.3g}, "
+                                f"trace {trace:.3g} at t = {t}")
+        smallest = float(eigh(covariance)[0][0]) if trace > 0 else 0.0
+        if smallest < -1e-10 * trace:
+            raise reader.refuse("covariance", "positive semidefinite (a sum of x x^T)",
+                                f"an eigenvalue {smallest:.3g}")
+        basis = read_orthonormal(reader, "basis", (self.n, self.k))
+        last_loss = read_last(reader, "last_loss", t, 0.0)
+        self._covariance, self._basis, self.t, self.last_loss = covariance, basis, t, last_loss
 
 
 def _top_subspace(C: np.ndarray, k: int) -> np.ndarray:
@@ -130,9 +157,10 @@ def compression_losses(X, basis) -> np.ndarray:
     [16.0]
     """
     X = _as_stream(X)
-    basis = np.asarray(basis, dtype=float)
-    if basis.ndim != 2 or basis.shape[0] != X.shape[1]:
+    basis = as_matrix(basis, "basis")
+    if basis.shape[0] != X.shape[1]:
         raise ValueError(f"basis must be an n x k matrix with n = {X.shape[1]}, got shape {basis.shape}")
-    if not np.isfinite(basis).all():
-        raise ValueError("basis contains NaN or inf; only finite values are allowed")
+    error = orthonormality_error(basis)
+    if error > 1e-8:
+        raise ValueError(f"basis must have orthonormal columns, got max |B^T B - I| = {error:.3g}")
     return np.maximum(np.sum(X ** 2, axis=1) - np.sum((X @ basis) ** 2, axis=1), 0.0)

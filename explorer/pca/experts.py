@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import as_row, check_int
-from ..hooks import Observable
-from ..state import check_kind, stateful
-from ._base import (RandomizedStepEvent, check_learning_rates, log_normalize, optional_float,
-                    restore_rng, rng_state)
+from .._validation import as_row
+from ..state import stateful
+from ._base import RandomizedLogWeights, RandomizedStepEvent, check_loss, check_subset, log_normalize
 from .simplex import _cap_log, _decompose, _draw, _fixed_share_log, emit_capped_mixing
 
 __all__ = ["AdaptiveBestSubset"]
 
 
 @stateful
-class AdaptiveBestSubset(Observable):
+class AdaptiveBestSubset(RandomizedLogWeights):
     r"""Adaptive best subset of experts (Yuan & Lamperski, Algorithm 1).
 
     n experts; each round choose n - k of them and pay the sum of their losses
@@ -38,6 +36,11 @@ class AdaptiveBestSubset(Observable):
     order: ``"decompose"``, ``"fixed_share"``, ``"cap"``, ``"step"`` (with
     ``expected_loss``), all after the round is committed.
 
+    Losses: the regret bound (Theorem 3) takes :math:`\ell_t \in [0, 1]^n`, but Hedge in
+    logs is exact for any real losses, so any finite vector is learned, unless
+    :math:`\max_i |\ell_i| > 10^{300}` or :math:`\eta \max_i |\ell_i| > 10^6`
+    (:mod:`explorer.pca._base`): then it is refused with nothing changed.
+
     >>> learner = AdaptiveBestSubset(4, 2, eta=1.0, alpha=0.01, seed=0)
     >>> loss = learner.learn([1.0, 0.0, 0.0, 1.0])   # experts 0 and 3 did badly
     >>> round(learner.last_expected_loss, 3), learner.weights.round(3).tolist()
@@ -45,18 +48,8 @@ class AdaptiveBestSubset(Observable):
     """
 
     def __init__(self, n: int, k: int, *, eta: float, alpha: float, seed: int | None = None):
-        super().__init__()
-        self.n = check_int("n", n, minimum=2)
-        self.k = check_int("k", k, minimum=1)
-        if self.k >= self.n:
-            raise ValueError(f"k must be an integer in [1, n - 1] = [1, {self.n - 1}], got {k}")
-        self.eta, self.alpha = check_learning_rates(eta, alpha)
-        self.seed = seed
-        self._rng = np.random.default_rng(seed)
-        self._log_w = np.full(self.n, -np.log(self.n))
-        self.t = 0
-        self.last_loss: float | None = None
-        self.last_expected_loss: float | None = None
+        n, self.k = check_subset(n, k)
+        super().__init__(n, eta=eta, alpha=alpha, seed=seed, minimum_n=2)
         self.last_subset: np.ndarray | None = None
 
     def __repr__(self) -> str:
@@ -72,7 +65,7 @@ class AdaptiveBestSubset(Observable):
         """Sample n - k experts, pay their summed ``losses`` (returned), then update."""
         if y is not None:
             raise ValueError("AdaptiveBestSubset takes one loss vector per round: y must be None")
-        losses = as_row(losses, self.n, name="losses")
+        losses = self._as_losses(losses, self.eta)
         d = self.n - self.k
         t = self.t + 1
         w = np.exp(self._log_w)
@@ -96,29 +89,16 @@ class AdaptiveBestSubset(Observable):
 
     def expected_loss(self, losses) -> float:
         r""":math:`(n-k)\, w_t^T \ell` for the current weights (no update)."""
-        losses = as_row(losses, self.n, name="losses")
+        losses = self._as_losses(losses, None)
         return float((self.n - self.k) * self.weights @ losses)
 
-    def state_dict(self) -> dict:
-        """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
-        return {"kind": type(self).__name__, "n": self.n, "k": self.k, "eta": self.eta,
-                "alpha": self.alpha, "t": self.t, "log_w": self._log_w.copy(),
-                "rng": rng_state(self._rng),
-                "last_loss": np.nan if self.last_loss is None else self.last_loss,
-                "last_expected_loss": (np.nan if self.last_expected_loss is None
-                                       else self.last_expected_loss)}
+    def _as_losses(self, losses, eta: float | None) -> np.ndarray:
+        losses = as_row(losses, self.n, name="losses")
+        check_loss(float(np.abs(losses).max()), eta, "max |losses_i|")
+        return losses
 
-    @classmethod
-    def from_state_dict(cls, state: dict) -> "AdaptiveBestSubset":
-        check_kind(state, cls)
-        learner = cls(int(state["n"]), int(state["k"]), eta=float(state["eta"]),
-                      alpha=float(state["alpha"]))
-        log_w = np.asarray(state["log_w"], dtype=float)
-        if log_w.shape != (learner.n,):
-            raise ValueError(f"state_dict log_w of shape {log_w.shape} does not fit n = {learner.n}")
-        learner._log_w = log_w.copy()
-        learner.t = int(state["t"])
-        restore_rng(learner._rng, state["rng"])
-        learner.last_loss = optional_float(state["last_loss"])
-        learner.last_expected_loss = optional_float(state["last_expected_loss"])
-        return learner
+    # -- persistence (RandomizedLogWeights): weights on the capped simplex B_{n-k}^n ------------
+    _setting_keys = ("n", "k")
+
+    def _cap_size(self) -> int:
+        return self.n - self.k

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import as_row, check_int
-from ..state import check_kind, stateful
-from ._base import DensityMatrixLearner, RandomizedStepEvent
+from ..state import stateful
+from ._base import (DensityMatrixLearner, RandomizedStepEvent, as_loss_row, check_subset)
 from .simplex import _cap_log, _decompose, _draw, _fixed_share_log, emit_capped_mixing
 
 __all__ = ["OnlineAdaptivePCA"]
@@ -41,6 +40,12 @@ class OnlineAdaptivePCA(DensityMatrixLearner):
     stream, and a recomputed log is wrong: cumulative expected loss 75.9 instead of 102.1).
     One round costs two n x n products and one symmetric eigendecomposition, O(n^3).
 
+    Extreme input (issue 13): a row is refused, with nothing changed, when
+    :math:`\|x\|^2 > 10^{300}` or :math:`\eta\|x\|^2 > 10^6` (the eigensolver could no
+    longer resolve the weights: :mod:`explorer.pca._base`); a tiny row is learned exactly
+    (its loss and its update round to 0). ``learn`` computes the whole round before it
+    stores anything, so a failure anywhere leaves the learner as it was.
+
     Hooks, in order each round: ``"decompose"`` (corner probabilities, corners, the index
     chosen), ``"fixed_share"`` (v and w_hat), ``"cap"`` (before, after, n_capped) and
     ``"step"`` (:class:`~explorer.pca.RandomizedStepEvent`: the sampled loss, the
@@ -62,10 +67,8 @@ class OnlineAdaptivePCA(DensityMatrixLearner):
 
     def __init__(self, n: int, k: int, *, eta: float = 1.0, alpha: float = 1e-5,
                  seed: int | None = None):
+        n, self.k = check_subset(n, k)
         super().__init__(n, eta=eta, alpha=alpha, seed=seed, minimum_n=2)
-        self.k = check_int("k", k, minimum=1)
-        if self.k >= self.n:
-            raise ValueError(f"k must be an integer in [1, n - 1] = [1, {self.n - 1}], got {k}")
         self.last_basis: np.ndarray | None = None
 
     def __repr__(self) -> str:
@@ -77,7 +80,7 @@ class OnlineAdaptivePCA(DensityMatrixLearner):
         """Sample :math:`P_t`, suffer ``||x - P_t x||^2`` (returned), then update ``W``."""
         if y is not None:
             raise ValueError("OnlineAdaptivePCA is unsupervised: y must be None")
-        x = as_row(x, self.n)
+        x = as_loss_row(x, self.n, self.eta)
         d = self.n - self.k
         t = self.t + 1
         w = np.exp(self._log_w)
@@ -107,7 +110,7 @@ class OnlineAdaptivePCA(DensityMatrixLearner):
 
     def expected_loss(self, x) -> float:
         """:math:`(n-k)\\operatorname{tr}(W_t x x^T)` for the current ``W`` (no update)."""
-        x = as_row(x, self.n)
+        x = as_loss_row(x, self.n, None)
         return float((self.n - self.k) * self.eigenvalues @ (self._vectors.T @ x) ** 2)
 
     def subspace(self) -> np.ndarray:
@@ -116,16 +119,10 @@ class OnlineAdaptivePCA(DensityMatrixLearner):
         return self._vectors[:, np.argsort(self._log_w, kind="stable")[:self.k]].copy()
 
     # -- persistence ------------------------------------------------------------------------
-    def state_dict(self) -> dict:
-        """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
-        state = self._common_state()
-        state["k"] = self.k
-        return state
+    _setting_keys = ("n", "k")
 
-    @classmethod
-    def from_state_dict(cls, state: dict) -> "OnlineAdaptivePCA":
-        check_kind(state, cls)
-        pca = cls(int(state["n"]), int(state["k"]), eta=float(state["eta"]),
-                  alpha=float(state["alpha"]))
-        pca._restore_common(state)
-        return pca
+    def _cap_size(self) -> int:
+        return self.n - self.k
+
+    def _smallest_loss(self) -> float:
+        return 0.0

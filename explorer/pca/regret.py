@@ -15,8 +15,8 @@ from typing import Callable
 
 import numpy as np
 
-from .._validation import check_int
-from ._base import as_stream
+from .._validation import as_row, check_int
+from ._base import MAX_LOSS, as_stream
 
 __all__ = ["adaptive_regret", "interval_regret"]
 
@@ -126,7 +126,11 @@ def interval_regret(losses, best_on_interval: Callable[[int, int], float], *,
     best_value, best_interval = -np.inf, (0, 0)
     for i, start in enumerate(points[:-1]):
         for stop in points[i + 1:]:
-            regret = loss_prefix[stop] - loss_prefix[start] - float(best_on_interval(int(start), int(stop) - 1))
+            best = float(best_on_interval(int(start), int(stop) - 1))
+            if not abs(best) <= MAX_LOSS:
+                raise ValueError(f"best_on_interval({int(start)}, {int(stop) - 1}) returned {best!r}; "
+                                 f"a finite loss of size at most {MAX_LOSS:.0e} is needed")
+            regret = loss_prefix[stop] - loss_prefix[start] - best
             if regret > best_value:
                 best_value, best_interval = float(regret), (int(start), int(stop) - 1)
     return (best_value, best_interval) if return_interval else best_value
@@ -141,13 +145,17 @@ def _grid(T: int, stride: int | None, max_points: int, memory_points: int) -> np
 
 
 def _as_losses(losses, T: int | None) -> np.ndarray:
+    """Finite real losses, one per round, whose absolute sum is at most MAX_LOSS (so no
+    prefix sum overflows)."""
     try:
-        losses = np.asarray(losses, dtype=float)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"losses must be numeric, got {type(losses).__name__}: {error}") from None
-    if losses.ndim != 1 or losses.size == 0 or (T is not None and losses.size != T):
+        shape = np.shape(losses) if not isinstance(losses, (str, bytes)) else ()
+    except ValueError:  # a ragged list
+        shape = ()
+    if len(shape) != 1 or shape[0] == 0 or (T is not None and shape[0] != T):
         expected = "a non-empty 1-D array" if T is None else f"one loss per row of X ({T})"
-        raise ValueError(f"losses must be {expected}, got shape {losses.shape}")
-    if not np.isfinite(losses).all():
-        raise ValueError("losses contain NaN or inf; only finite values are allowed")
+        raise ValueError(f"losses must be {expected}, got shape {shape}")
+    losses = as_row(losses, shape[0], "losses")
+    largest = float(np.abs(losses).max())
+    if largest > 0 and not largest * float(np.sum(np.abs(losses) / largest)) <= MAX_LOSS:
+        raise ValueError(f"losses are too large: their absolute sum exceeds {MAX_LOSS:.0e}; rescale them")
     return losses

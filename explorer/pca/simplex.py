@@ -20,7 +20,7 @@ import numbers
 
 import numpy as np
 
-from .._validation import check_float, check_int
+from .._validation import as_row, check_float, check_int
 from ..hooks import CapEvent, DecomposeEvent, FixedShareEvent
 
 __all__ = ["cap", "mixture_decomposition", "fixed_share"]
@@ -106,12 +106,12 @@ def mixture_decomposition(w, d: int) -> tuple[np.ndarray, np.ndarray]:
     w = _as_weights(w, "w")
     if d > w.size:
         raise ValueError(f"d must be at most the length of w ({w.size}), got {d}")
+    if w.max() > 1.0 / d + 1e-8:  # checked first: then the sum cannot overflow
+        raise ValueError(f"w must have entries at most 1/d = {1.0 / d:.6g} (use cap(w, d) first), "
+                         f"got max {w.max()!r}")
     total = float(w.sum())
     if abs(total - 1.0) > 1e-8:
         raise ValueError(f"w must sum to 1 (a point of the capped simplex), got sum {total!r}")
-    if w.max() > 1.0 / d + 1e-8:
-        raise ValueError(f"w must have entries at most 1/d = {1.0 / d:.6g} (use cap(w, d) first), "
-                         f"got max {w.max()!r}")
     probs, supports = _decompose(np.minimum(w, 1.0 / d), d)
     return probs, _corners(supports, w.size, d)
 
@@ -188,17 +188,16 @@ def _fixed_share_log(log_v: np.ndarray, alpha: float) -> np.ndarray:
 # -- validation -----------------------------------------------------------------------------
 
 def _as_weights(w, name: str) -> np.ndarray:
-    """A non-empty 1-D array of finite, non-negative floats."""
+    """A non-empty 1-D array of finite, non-negative real numbers."""
     if isinstance(w, (str, bytes)) or w is None or isinstance(w, numbers.Number):
         raise ValueError(f"{name} must be a 1-D array of non-negative weights, got {w!r}")
     try:
-        w = np.asarray(w, dtype=float)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} must be numeric, got {type(w).__name__}: {error}") from None
-    if w.ndim != 1 or w.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D array, got shape {w.shape}")
-    if not np.isfinite(w).all():
-        raise ValueError(f"{name} contains NaN or inf; only finite values are allowed")
+        shape = np.shape(w)
+    except ValueError:  # a ragged list
+        shape = ()
+    if len(shape) != 1 or shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array, got shape {shape}")
+    w = as_row(w, shape[0], name)
     if (w < 0).any():
         raise ValueError(f"{name} must have non-negative entries, got min {w.min()!r}")
     return w

@@ -11,6 +11,10 @@ import math
 from typing import NamedTuple
 
 from .._validation import check_float, check_int
+from ._base import check_dimension, check_subset
+
+#: The longest stream the settings are computed for (T(n - k) stays an exact float).
+MAX_ROUNDS = 10 ** 12
 
 __all__ = ["TheorySettings", "pca_theory_settings", "sphere_theory_settings",
            "simplex_theory_settings"]
@@ -36,13 +40,11 @@ def pca_theory_settings(T: int, n: int, k: int, L: float) -> TheorySettings:
     >>> round(eta, 3), f"{alpha:.3g}"     # L = T (n - k): about the paper's toy eta = 0.19
     (0.185, '9.26e-05')
     """
-    T, n, k = check_int("T", T, minimum=1), check_int("n", n, minimum=2), check_int("k", k, minimum=1)
-    if k >= n:
-        raise ValueError(f"k must be an integer in [1, n - 1] = [1, {n - 1}], got {k}")
+    T, (n, k) = _rounds(T), check_subset(n, k)
     L = check_float("L", L, minimum=0.0, strict_minimum=True)
     alpha = 1.0 / (T * (n - k) + 1)
     D = (n - k) * math.log(n * (1 + (n - k) * T)) + 1
-    return TheorySettings(eta=math.log1p(math.sqrt(2 * D / L)), alpha=alpha)
+    return TheorySettings(eta=_log1p_sqrt(2 * D, L), alpha=alpha)
 
 
 def sphere_theory_settings(T: int, n: int, L: float | None = None) -> TheorySettings:
@@ -56,13 +58,13 @@ def sphere_theory_settings(T: int, n: int, L: float | None = None) -> TheorySett
     >>> [round(value, 4) for value in sphere_theory_settings(T=100, n=5)]
     [0.2495, 0.0099]
     """
-    T, n = check_int("T", T, minimum=1), check_int("n", n, minimum=1)
+    T, n = _rounds(T), check_dimension(n, 1)
     alpha = 1.0 / (T + 1)
     if L is None:
         return TheorySettings(eta=math.sqrt(math.log(n * (1 + T)) / T), alpha=alpha)
     L = check_float("L", L, minimum=0.0, strict_minimum=True)
     D = math.log(n * (1 + T)) + 1
-    return TheorySettings(eta=math.log1p(math.sqrt(2 * D / L)), alpha=alpha)
+    return TheorySettings(eta=_log1p_sqrt(2 * D, L), alpha=alpha)
 
 
 def simplex_theory_settings(T: int, n: int, L: float) -> TheorySettings:
@@ -76,9 +78,25 @@ def simplex_theory_settings(T: int, n: int, L: float) -> TheorySettings:
     >>> [round(value, 4) for value in simplex_theory_settings(T=100, n=5, L=10.0)]
     [0.5459, 0.0099]
     """
-    T, n = check_int("T", T, minimum=1), check_int("n", n, minimum=1)
+    T, n = _rounds(T), check_dimension(n, 1)
     L = check_float("L", L, minimum=0.0, strict_minimum=True)
     c = math.sqrt(2 * math.log((1 + T) * n) + 2) / math.sqrt(L)
     b = c / 2
     a = b / (2 * b + 1)
     return TheorySettings(eta=2 * a, alpha=1.0 / (T + 1))
+
+
+def _rounds(T) -> int:
+    T = check_int("T", T, minimum=1)
+    if T > MAX_ROUNDS:
+        raise ValueError(f"T must be an integer in [1, {MAX_ROUNDS:.0e}], got {T}")
+    return T
+
+
+def _log1p_sqrt(numerator: float, L: float) -> float:
+    r""":math:`\ln(1 + \sqrt{\text{numerator}/L})`, also when the ratio overflows (tiny L):
+    then it is :math:`\tfrac12 \ln(\text{numerator}/L)` to double precision."""
+    ratio = numerator / L
+    if math.isfinite(ratio):
+        return math.log1p(math.sqrt(ratio))
+    return 0.5 * (math.log(numerator) - math.log(L))

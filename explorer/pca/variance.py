@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.optimize
 
-from .._validation import as_row, check_float, check_int
+from .._validation import check_float
 from ..hooks import DecomposeEvent, FixedShareEvent, Observable, StepEvent
-from ..state import check_kind, stateful
-from ._base import (DensityMatrixLearner, RandomizedStepEvent, as_loss_matrix, check_learning_rates,
-                    eigh, log_normalize, optional_float)
+from ..state import StateReader, stateful
+from ._base import (DensityMatrixLearner, RandomizedStepEvent, as_loss_matrix, check_dimension,
+                    check_learning_rates, eigh, log_normalize, read_last, read_learning_rates,
+                    read_log_weights, stored)
 from .simplex import _draw, _fixed_share_log
 
 __all__ = ["VarianceMinSphere", "VarianceMinSimplex", "best_fixed_unit_vector",
@@ -35,7 +36,9 @@ class VarianceMinSphere(DensityMatrixLearner):
     on an interval is the smallest eigenvalue of :math:`\sum C_t`
     (:func:`best_fixed_unit_vector`). Theory settings: :func:`~explorer.pca.sphere_theory_settings`.
 
-    ``learn(C)`` takes an n x n symmetric matrix, or a vector x meaning :math:`x x^T`.
+    ``learn(C)`` takes an n x n symmetric matrix, or a vector x meaning :math:`x x^T`
+    (:func:`~explorer.pca._base.as_loss_matrix`: C need not be PSD; a C with
+    :math:`\|C\|_F > 10^{300}` or :math:`\eta\|C\|_F > 10^6` is refused, nothing changed).
     Hooks: ``"decompose"`` (probabilities sigma, the corners e_j as rows of the
     identity, the index j played), ``"fixed_share"``, ``"step"`` (with ``expected_loss``).
 
@@ -58,8 +61,7 @@ class VarianceMinSphere(DensityMatrixLearner):
         """Play a random eigenvector y of ``Y``, pay ``y^T C y`` (returned), then update."""
         if y is not None:
             raise ValueError("VarianceMinSphere takes one covariance matrix per round: y must be None")
-        x = as_row(C, self.n, name="C") if np.ndim(C) == 1 else None
-        C = as_loss_matrix(C, self.n)
+        C, x = as_loss_matrix(C, self.n, self.eta)
         t = self.t + 1
         sigma = np.exp(self._log_w)
         if x is not None:  # C = x x^T: d_j^T C d_j = (d_j^T x)^2, never negative by rounding
@@ -87,19 +89,8 @@ class VarianceMinSphere(DensityMatrixLearner):
 
     def expected_loss(self, C) -> float:
         r""":math:`\operatorname{tr}(Y_t C)` for the current ``Y`` (no update)."""
-        C = as_loss_matrix(C, self.n)
+        C, _ = as_loss_matrix(C, self.n)
         return float(np.trace(self.W @ C))
-
-    def state_dict(self) -> dict:
-        """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
-        return self._common_state()
-
-    @classmethod
-    def from_state_dict(cls, state: dict) -> "VarianceMinSphere":
-        check_kind(state, cls)
-        vm = cls(int(state["n"]), eta=float(state["eta"]), alpha=float(state["alpha"]))
-        vm._restore_common(state)
-        return vm
 
 
 @stateful
@@ -113,7 +104,10 @@ class VarianceMinSimplex(Observable):
     .. math:: v_i = \frac{y_i\, e^{-\eta (C_t y_t)_i}}{\sum_j y_j\, e^{-\eta (C_t y_t)_j}},
               \qquad y_{t+1} = \alpha/n + (1-\alpha)\, v.
 
-    Deterministic (no sampling, no seed). The comparator on an interval is the
+    Deterministic (no sampling, no seed). ``C`` as for :class:`VarianceMinSphere`
+    (symmetric, not necessarily PSD; refused, nothing changed, when
+    :math:`\|C\|_F > 10^{300}` or :math:`\eta\|C\|_F > 10^6`: then
+    :math:`|\eta (C y)_i| \le \eta \|C\|_F` bounds every exponent). The comparator on an interval is the
     minimum-variance portfolio of :math:`\sum C_t` (:func:`best_fixed_portfolio`).
     Hooks: ``"fixed_share"`` and ``"step"``. Theory settings:
     :func:`~explorer.pca.simplex_theory_settings`.
@@ -128,7 +122,7 @@ class VarianceMinSimplex(Observable):
 
     def __init__(self, n: int, *, eta: float, alpha: float):
         super().__init__()
-        self.n = check_int("n", n, minimum=1)
+        self.n = check_dimension(n, 1)
         self.eta, self.alpha = check_learning_rates(eta, alpha)
         self._log_y = np.full(self.n, -np.log(self.n))
         self.t = 0
@@ -146,7 +140,7 @@ class VarianceMinSimplex(Observable):
         """Pay ``y_t^T C y_t`` (returned), then update the portfolio."""
         if y is not None:
             raise ValueError("VarianceMinSimplex takes one covariance matrix per round: y must be None")
-        C = as_loss_matrix(C, self.n)
+        C, _ = as_loss_matrix(C, self.n, self.eta)
         t = self.t + 1
         portfolio = np.exp(self._log_y)
         gradient = C @ portfolio
@@ -165,20 +159,27 @@ class VarianceMinSimplex(Observable):
     def state_dict(self) -> dict:
         """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
         return {"kind": type(self).__name__, "n": self.n, "eta": self.eta, "alpha": self.alpha,
-                "t": self.t, "log_y": self._log_y.copy(),
-                "last_loss": np.nan if self.last_loss is None else self.last_loss}
+                "t": self.t, "log_y": self._log_y.copy(), "last_loss": stored(self.last_loss)}
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "VarianceMinSimplex":
-        check_kind(state, cls)
-        vm = cls(int(state["n"]), eta=float(state["eta"]), alpha=float(state["alpha"]))
-        log_y = np.asarray(state["log_y"], dtype=float)
-        if log_y.shape != (vm.n,):
-            raise ValueError(f"state_dict log_y of shape {log_y.shape} does not fit n = {vm.n}")
-        vm._log_y = log_y.copy()
-        vm.t = int(state["t"])
-        vm.last_loss = optional_float(state["last_loss"])
+        reader = StateReader(state, cls)
+        vm = cls(reader.count("n", minimum=1), **read_learning_rates(reader))
+        vm.load_state_dict(state)
         return vm
+
+    def load_state_dict(self, state: dict) -> None:
+        """In place (same n; eta and alpha are loaded): the portfolio must be the logs of a
+        point of the simplex that t rounds could reach (:func:`~explorer.pca._base.read_log_weights`),
+        t >= 0, the last loss finite (0 before the first round); checked before anything
+        is stored."""
+        reader = StateReader(state, type(self))
+        reader.same("n", self.n)
+        rates, t = read_learning_rates(reader), reader.count("t")
+        log_y = read_log_weights(reader, "log_y", self.n, t)
+        last_loss = read_last(reader, "last_loss", t)
+        self.eta, self.alpha = rates["eta"], rates["alpha"]
+        self.t, self._log_y, self.last_loss = t, log_y, last_loss
 
 
 def best_fixed_unit_vector(C) -> tuple[np.ndarray, float]:
@@ -219,10 +220,7 @@ def best_fixed_portfolio(C, *, tol: float = 1e-12) -> tuple[np.ndarray, float]:
 
 
 def _square(C) -> np.ndarray:
-    try:
-        C = np.asarray(C, dtype=float)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"C must be numeric, got {type(C).__name__}: {error}") from None
-    if C.ndim != 2 or C.shape[0] != C.shape[1] or C.shape[0] == 0:
-        raise ValueError(f"C must be a square matrix, got shape {C.shape}")
-    return as_loss_matrix(C, C.shape[0])
+    n = np.shape(C)[0] if np.ndim(C) == 2 else -1
+    if n < 1 or np.shape(C) != (n, n):
+        raise ValueError(f"C must be a square matrix, got shape {np.shape(C)}")
+    return as_loss_matrix(C, n)[0]
