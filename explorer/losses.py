@@ -17,8 +17,10 @@ import math
 import numpy as np
 from scipy.special import expit
 
+from ._validation import check_float
+
 __all__ = ["Loss", "SquaredLoss", "LogisticLoss", "AbsoluteLoss", "SquaredHingeLoss",
-           "LOSSES", "get_loss"]
+           "LOSSES", "get_loss", "check_label", "check_labels"]
 
 
 class Loss:
@@ -159,3 +161,38 @@ def get_loss(loss: str | Loss) -> Loss:
         valid = ", ".join(repr(name) for name in LOSSES)
         raise ValueError(f"loss must be one of {valid}, got {loss!r}")
     return LOSSES[loss]()
+
+
+def check_label(y, loss: str, name: str = "y", *, bound: float = math.inf) -> float:
+    """A finite label with ``|y| <= bound``; -1 or +1 for the logistic loss, whose labels
+    are classes (docs/algorithms.md section 0.3). Returns it as a float.
+
+    >>> check_label(1, "logistic")
+    1.0
+    >>> check_label(3.0, "logistic")
+    Traceback (most recent call last):
+    ...
+    ValueError: y must be -1 or +1 for the logistic loss, got 3.0
+    """
+    if type(y) is not float or not abs(y) <= bound:  # the common case skips the generic check
+        y = check_float(name, y, minimum=-bound, maximum=bound)
+    if loss == "logistic" and y != 1.0 and y != -1.0:
+        raise ValueError(f"{name} must be -1 or +1 for the logistic loss, got {y}")
+    return y
+
+
+def check_labels(y: np.ndarray, loss: str, name: str = "y", *, bound: float = math.inf) -> None:
+    """:func:`check_label` for every entry of a float array, at numpy speed; the error names
+    the first bad label (``y[3]``).
+
+    >>> check_labels(np.array([1.0, -1.0, 0.0]), "logistic")
+    Traceback (most recent call last):
+    ...
+    ValueError: y[2] must be -1 or +1 for the logistic loss, got 0.0
+    """
+    bad = ~(np.abs(y) <= bound)  # NaN is bad too
+    if loss == "logistic":
+        bad |= (y != 1.0) & (y != -1.0)
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        check_label(float(y[first]), loss, f"{name}[{first}]", bound=bound)  # raises

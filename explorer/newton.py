@@ -7,34 +7,61 @@ The sketched versions replace the sum by a sketch ``B`` of the rows
 with RFD's growing ``alpha``, RP-SON a Gaussian random projection. Solves go through
 Woodbury in O(md) per round; no d x d matrix exists except in FULL-ON.
 
+Extreme input (issue 13) is either learned or refused whole: every round checks its
+numbers before it changes anything, and a round whose Newton step still fails (a LAPACK
+error, a non-finite step) is undone, so ``learn`` and ``learn_many`` are all or nothing.
+
 References
 ----------
 - Luo, Agarwal, Cesa-Bianchi, Langford (2016), *Efficient second order online learning
   by sketching* (SON, the slab projection, RP-SON / FD-SON).
 - Luo, Chen, Zhang, Li (2017), *Online learning via regularized frequent directions*,
-  Algorithms 5-6 (RFD-SON, fast RFD-SON); Luo et al. (JMLR 2019), alpha_0 = 0 with the
-  pseudo-inverse ("hyperparameter-free").
+  Algorithms 5-6 (RFD-SON, fast RFD-SON); Luo et al. (JMLR 2019), Algorithm 3, alpha_0 = 0
+  with the pseudo-inverse ("hyperparameter-free").
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
+from typing import Callable
 
 import numpy as np
-from scipy.linalg.blas import dtrsv
+from scipy.linalg.blas import ddot as _ddot, dtrsv
 from scipy.linalg.lapack import dpotrs
 
 from ._validation import as_labeled_rows, as_row, check_float, check_int
 from .hooks import Observable, StepEvent
-from .losses import get_loss
-from .sketch import FrequentDirections, RandomProjectionSketch, RobustFrequentDirections
-from .state import check_kind, copy_array, stateful
+from .losses import check_label, check_labels, get_loss
+from .sketch import (
+    MAX_SQUARED_MASS, FrequentDirections, RandomProjectionSketch, RobustFrequentDirections,
+)
+from .state import StateReader, all_or_nothing, copy_array, state_part, stateful
 
-__all__ = ["SketchedOnlineNewton", "SKETCHES", "default_mu"]
+__all__ = ["SketchedOnlineNewton", "SKETCHES", "SUPPORTED_LOSSES", "SCALES", "default_mu"]
 
 SKETCHES = ("rfd", "fd", "rp", "full")
 ETA_SCHEDULES = ("constant", "inverse_t")
+#: The losses the online Newton step is defined for: exp-concave on the slab (section 3.4).
+SUPPORTED_LOSSES = ("squared", "logistic")
+
+#: The range of every scale setting (C, and alpha0, mu, eta when not 0) and of |y|: within
+#: 100 orders of magnitude of 1, so ``C^2``, ``1/C``, ``1/alpha0`` and the steps they set
+#: (about ``1 / (mu |g|)``) stay far from overflow for data near unit scale.
+SCALES = (1e-100, 1e100)
+
+#: The largest matrix a learner may keep (entries): 800 MB of float64. FULL-ON keeps d x d,
+#: the sketches (capacity x d) and two capacity x capacity ones (capacity = m, or 2m fast).
+MAX_ENTRIES = 10 ** 8
+
+#: A curvature row ``sqrt(mu + eta_t) g_t`` with a squared norm below this is refused: its
+#: products ``B B^T`` would be subnormal or 0 (the pseudo-inverse would silently drop it).
+TINY_SQUARED_ROW = 1e-290
+
+#: How far a loaded ``K``, Cholesky factor or ``H^{-1}`` may be from what its sketch
+#: implies (relative): rounding over a long run stays far below, a tampered file does not.
+STATE_TOLERANCE = 1e-6
 
 
 def default_mu(loss: str, C: float) -> float:
@@ -53,6 +80,39 @@ def default_mu(loss: str, C: float) -> float:
     raise ValueError(f"loss must be 'squared' or 'logistic', got {loss!r}")
 
 
+def _quiet() -> np.errstate:
+    """Overflows inside a round are checked for and refused with a message; numpy's
+    warnings about them would only repeat it. Once per ``learn_many`` call; ``learn`` and
+    ``predict`` do without (entering an errstate costs ~5% of a round), so numpy may warn
+    there before the refusal."""
+    return np.errstate(over="ignore", invalid="ignore", divide="ignore")
+
+
+class _Refused(ValueError):
+    """A round that cannot be taken (the caller says which, and keeps nothing of it)."""
+
+
+def _check_scale(name: str, value, *, zero: bool) -> float:
+    """A setting in :data:`SCALES` (or 0 when ``zero``), as a float."""
+    value = check_float(name, value, minimum=0.0)
+    if (zero and value == 0.0) or SCALES[0] <= value <= SCALES[1]:
+        return value
+    raise ValueError(f"{name} must be {'0 or ' if zero else ''}a number in [{SCALES[0]:.0e}, "
+                     f"{SCALES[1]:.0e}] (wider settings overflow the Newton step), got {value!r}")
+
+
+def _check_choice(name: str, value, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    return value
+
+
+def _finite(v: np.ndarray) -> bool:
+    """Whether every entry of ``v`` is finite: one BLAS dot product when its square sum is
+    finite (every round), the entry-by-entry check only when that overflows."""
+    return math.isfinite(_ddot(v, v)) or bool(np.isfinite(v).all())
+
+
 class _SketchCurvature:
     """``H = shift I + B^T B`` from a sketch, with ``K = B B^T`` kept up to date in O(rd).
 
@@ -65,31 +125,83 @@ class _SketchCurvature:
     O(r^2)) and refactored at each shrink; a solve is then two triangular solves. If
     rounding makes a bordered pivot non-positive, solves fall back to LU until the next
     shrink. RP changes every row of ``B`` each round and always uses LU.
+
+    Kept invariants (checked on load): ``K`` is symmetric, equals ``B B^T`` up to rounding
+    and is zero past the sketch's rank; when ``factored``, ``L L^T = shift I + K``.
     """
 
     def __init__(self, sketch, alpha0: float):
         self.sketch = sketch
         self.alpha0 = alpha0
-        capacity = sketch.capacity if hasattr(sketch, "capacity") else sketch.m
-        self.inner = np.zeros((capacity, capacity))
-        self.factor = np.zeros((capacity, capacity), order="F")
         self.bordered = not isinstance(sketch, RandomProjectionSketch)
+        self.capacity = sketch.capacity if self.bordered else sketch.m
+        self.inner = np.zeros((self.capacity, self.capacity))
+        self.factor = np.zeros((self.capacity, self.capacity), order="F")
         self.refactor()
-
-    def _rows(self) -> np.ndarray:
-        return self.sketch.rows_view
 
     @property
     def rank(self) -> int:
         return self.sketch.rank if self.bordered else self.sketch.m
 
+    @property
+    def mass(self) -> float:
+        """The squared mass a new row adds to, against :data:`MAX_SQUARED_MASS`: FD's
+        running ``||A||_F^2``; RP checks each row on its own."""
+        return self.sketch.frobenius_squared if self.bordered else 0.0
+
+    def step(self, w: np.ndarray, g: np.ndarray, row: np.ndarray, scale: float,
+             undoable: bool) -> np.ndarray:
+        """Add ``row = scale * g`` (checked by the caller) and return ``w - H^{-1} g`` with
+        the new H, or raise :class:`_Refused` if the solve fails or the step is not finite.
+        ``undoable``: the curvature is then put back as it was (``learn``; ``learn_many``
+        restores its own snapshot of the whole learner instead)."""
+        undo = self._undo_point() if undoable else None
+        try:
+            self.add(row)
+            u = w - self.solve(g)
+            if not _finite(u):
+                raise FloatingPointError("the step H^{-1} g overflows")
+        except BaseException as error:  # an interrupt is undone too
+            if undo is not None:
+                undo()
+            if isinstance(error, (ValueError, ArithmeticError, np.linalg.LinAlgError)):
+                raise _Refused(f"the Newton step failed ({error})") from None
+            raise
+        return u
+
+    def _undo_point(self) -> Callable[[], None]:
+        """A function that puts the curvature back as it is now, whatever one :meth:`add`
+        does to it. A row that fills FD's buffer (a shrink) or goes into RP (which changes
+        every row of ``B``) needs a copy of everything; any other row only takes the next
+        free row of ``B`` and of ``K``, so a few numbers undo it (the cheap common case)."""
+        if not self.bordered or self.rank == self.capacity - 1:
+            sketch_state = self.sketch.state_dict()
+            inner, factor = self.inner.copy(), self.factor.copy(order="K")
+            factored, shift = self.factored, self.shift
+
+            def undo_all() -> None:
+                self.sketch.load_state_dict(sketch_state)
+                self.inner[:], self.factor[:] = inner, factor
+                self.factored, self.shift = factored, shift
+            return undo_all
+        r, n_seen, mass = self.rank, self.sketch.n_seen, self.sketch.frobenius_squared
+        factor_row, factored = self.factor[r].copy(), self.factored
+
+        def undo_row() -> None:
+            state = self.sketch.state_dict()  # the sketch's own format: rows past 'filled' are zero
+            state["buffer"][r:] = 0.0
+            state.update(filled=r, n_seen=n_seen, frobenius_squared=mass)
+            self.sketch.load_state_dict(state)
+            self.inner[r, :] = self.inner[:, r] = 0.0
+            self.factor[r], self.factored = factor_row, factored
+        return undo_row
+
     def add(self, row: np.ndarray) -> None:
-        if not row.any():
-            return  # a zero row changes neither B nor K: it is not added
+        """Add a finite non-zero row to the sketch and bring ``K`` (and ``L``) up to date."""
         if not self.bordered:
             self._add_projected(row)
             return
-        shrink = self.sketch.insert_row(row)  # non-zero: checked above
+        shrink = self.sketch.insert_row(row)
         B = self.sketch.rows_view
         r = B.shape[0]
         if shrink is not None:  # rows are orthogonal right after a shrink
@@ -98,7 +210,7 @@ class _SketchCurvature:
             self.inner[np.arange(r), np.arange(r)] = diagonal
             self.refactor(diagonal)
         else:
-            products = B @ row
+            products = B @ row  # |products| <= ||A||_F^2 <= MAX_SQUARED_MASS: finite
             self.inner[r - 1, :r] = products
             self.inner[:r, r - 1] = products
             self._border(products)
@@ -132,7 +244,7 @@ class _SketchCurvature:
         r = products.size
         known = dtrsv(self.factor[:r - 1, :r - 1], products[:r - 1], lower=1) if r > 1 else products[:0]
         pivot = self.shift + products[r - 1] - known @ known
-        if pivot > 0:
+        if pivot > 0:  # False for an overflowing or NaN ``known`` too
             self.factor[r - 1, :r - 1] = known
             self.factor[r - 1, r - 1] = np.sqrt(pivot)
         else:
@@ -140,27 +252,31 @@ class _SketchCurvature:
 
     def _add_projected(self, row: np.ndarray) -> None:
         """RP: ``B <- B + r g^T`` changes every row; ``K`` follows in O(md)."""
-        B = self.sketch.rows_view
-        before = B @ row
-        self.sketch.insert_row(row)
-        r = (B @ row - before) / (row @ row)  # the random direction just drawn
+        before = self.sketch.rows_view @ row
+        r = self.sketch.insert_row(row)  # the random direction drawn for this row
         self.inner += np.outer(r, before) + np.outer(before, r) + (row @ row) * np.outer(r, r)
+        if not _finite(self.inner.ravel()):
+            raise FloatingPointError("B B^T overflows")
 
     def solve(self, v: np.ndarray) -> np.ndarray:
         r, shift = self.rank, self.shift
         if r == 0:
             return v / shift if shift > 0 else np.zeros_like(v)
-        B = self._rows()
+        B = self.sketch.rows_view
+        projected = B @ v
+        if not _finite(projected):  # no LAPACK call on non-finite numbers
+            raise FloatingPointError("B v overflows")
         if self.factored:
-            return (v - dpotrs(self.factor[:r, :r], B @ v, lower=1)[0] @ B) / shift
+            return (v - dpotrs(self.factor[:r, :r], projected, lower=1)[0] @ B) / shift
         K = self.inner[:r, :r]
         if shift > 0:
             matrix = K.copy()
             matrix.flat[::r + 1] += shift
-            return (v - B.T @ np.linalg.solve(matrix, B @ v)) / shift
+            return (v - B.T @ np.linalg.solve(matrix, projected)) / shift
         values, vectors = np.linalg.eigh(K)
         keep = values > values.max() * 1e-12
-        coefficients = vectors[:, keep] @ ((vectors[:, keep].T @ (B @ v)) / values[keep] ** 2)
+        # divided twice, not by values ** 2: a square underflows for rows of norm ~1e-80
+        coefficients = vectors[:, keep] @ ((vectors[:, keep].T @ projected) / values[keep] / values[keep])
         return B.T @ coefficients
 
     def condition_number(self) -> float:
@@ -178,33 +294,89 @@ class _SketchCurvature:
                 "factored": self.factored,
                 **{f"sketch.{k}": v for k, v in self.sketch.state_dict().items()}}
 
-    def load(self, state: dict) -> None:
-        """Restore exactly, factor included: a refactored ``L`` differs in the last bits,
-        and FD-SON with a tiny alpha_0 amplifies such differences into other weights."""
-        self.sketch.load_state_dict({k[len("sketch."):]: v for k, v in state.items()
-                              if k.startswith("sketch.")})
-        self.inner[:] = np.asarray(state["inner"], dtype=float)
-        self.refactor()
-        if "factor" in state:  # else a state saved before the factor was kept
-            self.factor[:] = np.asarray(state["factor"], dtype=float)
-            self.factored = bool(state["factored"])
+    def check_state(self, state: dict, reader: StateReader) -> dict:
+        """Everything :meth:`assign` needs from ``state`` (the ``curvature.`` part), checked
+        and nothing stored: the sketch through its own ``load_state_dict`` (on a copy), then
+        ``K`` and ``L`` against it."""
+        probe = type(self.sketch).from_state_dict(self.sketch.state_dict())
+        try:
+            probe.load_state_dict(state_part(state, "sketch."))
+        except ValueError as error:
+            raise ValueError(f"{reader.owner} state, part 'curvature.sketch.': {error}") from None
+        inner = reader.array("inner", self.inner.shape)
+        r = probe.rank if self.bordered else probe.m
+        if not np.array_equal(inner, inner.T) or inner[r:].any():
+            raise reader.refuse("inner", f"a symmetric matrix, zero past the sketch's rank {r}",
+                                "another matrix")
+        B = probe.rows_view
+        with np.errstate(over="ignore", invalid="ignore"):  # B B^T may overflow (RP)
+            expected = B @ B.T
+            error = np.abs(inner[:r, :r] - expected).max(initial=0.0)
+        scale = float(np.abs(expected).max(initial=0.0))
+        if not (math.isfinite(scale) and error <= STATE_TOLERANCE * scale):
+            raise reader.refuse("inner", "B B^T of the sketch's rows", "another matrix")
+        checked = {"sketch": state_part(state, "sketch."), "inner": inner, "n_seen": probe.n_seen}
+        if not reader.has("factor"):  # a state saved before the factor was kept: refactored
+            return checked
+        factor, factored = reader.array("factor", self.factor.shape), reader.flag("factored")
+        shift = getattr(probe, "alpha", self.alpha0)
+        if factored:
+            if not (self.bordered and shift > 0):
+                raise reader.refuse("factored", "False (no Cholesky factor without FD and a shift > 0)", True)
+            L = np.tril(factor[:r, :r])
+            target = inner[:r, :r] + shift * np.eye(r)
+            with np.errstate(over="ignore", invalid="ignore"):  # a tampered factor may overflow
+                error = np.abs(L @ L.T - target).max(initial=0.0)
+            if not ((np.diag(L) > 0).all()
+                    and error <= STATE_TOLERANCE * float(np.abs(target).max(initial=0.0))):
+                raise reader.refuse("factor", "the Cholesky factor of shift I + K", "another matrix")
+        return {**checked, "factor": factor, "factored": factored}
+
+    def assign(self, checked: dict) -> None:
+        """Store what :meth:`check_state` returned (cannot fail: the sketch was checked)."""
+        self.sketch.load_state_dict(checked["sketch"])
+        self.inner[:] = checked["inner"]
+        if "factor" not in checked:
+            self.refactor()
+        else:
+            # Restored exactly, not refactored: a refactored L differs in the last bits,
+            # and FD-SON with a tiny alpha_0 amplifies such differences into other weights.
+            self.shift = getattr(self.sketch, "alpha", self.alpha0)
+            self.factor[:] = checked["factor"]
+            self.factored = checked["factored"]
 
 
 class _FullCurvature:
-    """FULL-ON: ``H^{-1}`` itself (d x d), updated by Sherman-Morrison in O(d^2)."""
+    """FULL-ON: ``H^{-1}`` itself (d x d), updated by Sherman-Morrison in O(d^2).
+
+    With ``h = H^{-1} r`` and ``s = 1 + r^T h`` for the new row ``r = c g``:
+    ``H_new^{-1} = H^{-1} - k k^T`` with ``k = h / sqrt(s)``, and the Newton step is
+    ``H_new^{-1} g = h / (c s)``. Both are computed and checked before anything is stored.
+    ``k k^T <= H^{-1}``, so no entry of ``H^{-1}`` ever exceeds ``1 / alpha0``.
+    """
 
     def __init__(self, d: int, alpha0: float):
-        if alpha0 <= 0:
-            raise ValueError(f"alpha0 must be > 0 for sketch='full' (H_0 = alpha0 I is inverted), "
-                             f"got {alpha0}")
         self.inverse = np.eye(d) / alpha0
+        self.alpha0 = alpha0
         self.shift = alpha0
         self.sketch = None
         self.rank = d
+        self.mass = 0.0
 
-    def add(self, row: np.ndarray) -> None:
+    def step(self, w: np.ndarray, g: np.ndarray, row: np.ndarray, scale: float,
+             undoable: bool) -> np.ndarray:
+        """``w - H_new^{-1} g`` after adding ``row = scale * g``; nothing is stored unless
+        it succeeds (so ``undoable`` costs nothing here)."""
         h = self.inverse @ row
-        self.inverse -= np.outer(h, h) / (1.0 + row @ h)
+        s = 1.0 + float(row @ h)
+        if not (math.isfinite(s) and s > 0.0):
+            raise _Refused(f"the Newton step failed (1 + r^T H^{{-1}} r = {s:.6g})")
+        k = h / math.sqrt(s)
+        u = w - h / s / scale
+        if not (math.isfinite(_ddot(k, k)) and _finite(u)):
+            raise _Refused("the Newton step failed (the step H^{-1} g overflows)")
+        self.inverse -= np.outer(k, k)
+        return u
 
     def solve(self, v: np.ndarray) -> np.ndarray:
         return self.inverse @ v
@@ -215,8 +387,22 @@ class _FullCurvature:
     def state_dict(self) -> dict:
         return {"inverse": copy_array(self.inverse)}
 
-    def load(self, state: dict) -> None:
-        self.inverse[:] = np.asarray(state["inverse"], dtype=float)
+    def check_state(self, state: dict, reader: StateReader) -> dict:
+        """``H^{-1}`` (d x d): finite, symmetric, eigenvalues in ``(0, 1/alpha0]`` up to rounding."""
+        inverse = reader.array("inverse", self.inverse.shape)
+        top = 1.0 / self.alpha0
+        with np.errstate(over="ignore"):
+            asymmetry = np.abs(inverse - inverse.T).max()
+        if not asymmetry <= STATE_TOLERANCE * top:
+            raise reader.refuse("inverse", "a symmetric matrix", "an asymmetric one")
+        values = np.linalg.eigvalsh(inverse)
+        if values[0] < -STATE_TOLERANCE * top or values[-1] > (1 + STATE_TOLERANCE) * top:
+            raise reader.refuse("inverse", f"H^{{-1}} with eigenvalues in (0, 1/alpha0 = {top:.6g}]",
+                                f"eigenvalues in [{values[0]:.6g}, {values[-1]:.6g}]")
+        return {"inverse": inverse, "n_seen": 0}
+
+    def assign(self, checked: dict) -> None:
+        self.inverse[:] = checked["inverse"]
 
 
 @stateful
@@ -240,9 +426,29 @@ class SketchedOnlineNewton(Observable):
     prediction: with the logistic loss the default ``C = 1`` keeps it where the loss is
     nearly linear, and a wider slab (``C = 10`` with ``alpha0 > 0`` and a small ``eta``)
     made about a third fewer mistakes on the benchmark stream (lesson 3, "How wide a
-    slab?"). With ``alpha = 0``
-    (RFD-SON with ``alpha0 = 0`` before the first shrink) the pseudo-inverse is used, and
-    a point ``x`` outside the sketch's row space is projected in the Euclidean norm.
+    slab?"). With ``alpha = 0`` (RFD-SON with ``alpha0 = 0`` before the first shrink) the
+    step uses the pseudo-inverse and the slab projection is Euclidean; with ``alpha > 0``
+    it is in the H norm, unless ``x^T H^{-1} x`` is numerically zero next to its largest
+    possible value ``|x|^2 / alpha`` (a scale-free test).
+
+    Allowed settings (anything else is a ``ValueError`` naming the argument): ``d >= 1``;
+    ``m >= 2``, with no kept matrix over :data:`MAX_ENTRIES` entries; ``C`` in
+    :data:`SCALES` = [1e-100, 1e100]; ``alpha0``, ``eta`` and ``mu`` (given, or the default
+    for C) 0 or in :data:`SCALES`, ``mu + eta > 0``, ``alpha0 > 0`` for FULL-ON;
+    ``fast`` True or False; ``seed`` None or an integer in [0, 2^63); ``loss`` one of
+    :data:`SUPPORTED_LOSSES`. Labels are finite with ``|y| <= 1e100``, and -1 or +1 for
+    the logistic loss.
+
+    All or nothing: ``learn`` and ``learn_many`` check their input first; a round whose
+    numbers leave the range the maths can hold (a curvature row whose squared norm
+    underflows, :data:`TINY_SQUARED_ROW`, or passes the sketch's limit of 1e300; a
+    prediction ``u^T x`` or a Newton step that overflows; a failed solve) raises a
+    ``ValueError`` naming the row, with the learner exactly as before the call.
+    Scale-equivariant where the maths is: RFD-SON with ``alpha0 = 0`` learns rows of norm
+    1e-120 to 1e120 alike (``u`` scales inversely, predictions stay). With a fixed
+    ``alpha0`` the maths is not: when ``B^T B`` dwarfs ``alpha0 I`` by more than 1/eps
+    (~1e16) the Woodbury solve loses every digit, as FD-SON with a tiny alpha0 does
+    (docs/algorithms.md section 3.5); such runs stay finite or are refused, not accurate.
 
     Hooks: the sketch's "shrink" events (t = round), and a "step" event per round with the
     loss, the regularizer (alpha), the condition number of ``H`` and the sketch's rank.
@@ -260,20 +466,33 @@ class SketchedOnlineNewton(Observable):
                  loss: str = "squared", eta_schedule: str = "constant", seed: int | None = None):
         super().__init__()
         self.d = check_int("d", d, minimum=1)
-        if sketch not in SKETCHES:
-            raise ValueError(f"sketch must be one of {SKETCHES}, got {sketch!r}")
-        if eta_schedule not in ETA_SCHEDULES:
-            raise ValueError(f"eta_schedule must be one of {ETA_SCHEDULES}, got {eta_schedule!r}")
-        self.sketch_kind, self.eta_schedule, self.loss_name = sketch, eta_schedule, loss
+        self.sketch_kind = _check_choice("sketch", sketch, SKETCHES)
+        self.eta_schedule = _check_choice("eta_schedule", eta_schedule, ETA_SCHEDULES)
+        self.loss_name = _check_choice("loss", loss, SUPPORTED_LOSSES)
         self.m = check_int("m", m, minimum=2)
-        self.alpha0 = check_float("alpha0", alpha0, minimum=0.0)
-        self.eta = check_float("eta", eta, minimum=0.0)
-        self.C = check_float("C", C, minimum=0.0, strict_minimum=True)
-        self.mu = default_mu(loss, self.C) if mu is None else check_float("mu", mu, minimum=0.0)
+        if not isinstance(fast, (bool, np.bool_)):
+            raise ValueError(f"fast must be True or False, got {fast!r}")
+        self.fast = bool(fast)
+        self._check_size()
+        self.alpha0 = _check_scale("alpha0", alpha0, zero=True)
+        if self.sketch_kind == "full" and self.alpha0 == 0:
+            raise ValueError("alpha0 must be > 0 for sketch='full' (H_0 = alpha0 I is inverted), got 0")
+        self.eta = _check_scale("eta", eta, zero=True)
+        self.C = _check_scale("C", C, zero=False)
+        if mu is None:
+            mu = default_mu(self.loss_name, self.C)
+            if not SCALES[0] <= mu <= SCALES[1]:
+                raise ValueError(f"the default mu for the {self.loss_name} loss with C = {self.C:g} is "
+                                 f"{mu:.3g}, outside [{SCALES[0]:.0e}, {SCALES[1]:.0e}]; choose a C "
+                                 f"nearer 1 or give mu")
+        self.mu = _check_scale("mu", mu, zero=True)
         if self.mu + self.eta <= 0:
             raise ValueError("mu + eta must be > 0 (the weight of each gradient in H)")
-        self.fast, self.seed = bool(fast), seed
-        self._loss = get_loss(loss)
+        if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral)
+                                 or not 0 <= seed < 2 ** 63):
+            raise ValueError(f"seed must be None or an integer in [0, 2^63), got {seed!r}")
+        self.seed = None if seed is None else int(seed)
+        self._loss = get_loss(self.loss_name)
         self._curvature = self._make_curvature()
         self.u = np.zeros(self.d)
         self.t = 0
@@ -281,6 +500,17 @@ class SketchedOnlineNewton(Observable):
         if self._curvature.sketch is not None:
             self._forward_events(self._curvature.sketch,
                                  lambda event: dataclasses.replace(event, t=self.t))
+
+    def _check_size(self) -> None:
+        """Refuse settings whose matrices would not fit in :data:`MAX_ENTRIES` entries."""
+        if self.sketch_kind == "full":
+            shape = (self.d, self.d)
+        else:
+            capacity = 2 * self.m if self.fast and self.sketch_kind != "rp" else self.m
+            shape = max((capacity, self.d), (capacity, capacity), key=lambda s: s[0] * s[1])
+        if shape[0] * shape[1] > MAX_ENTRIES:
+            raise ValueError(f"d = {self.d} and m = {self.m} need a {shape[0]} x {shape[1]} matrix; "
+                             f"at most {MAX_ENTRIES:.0e} entries (800 MB) are allowed")
 
     def _make_curvature(self):
         if self.sketch_kind == "full":
@@ -316,24 +546,37 @@ class SketchedOnlineNewton(Observable):
         return self._curvature.condition_number()
 
     def predict(self, x) -> float:
-        """The prediction ``w^T x`` after the slab projection: ``clip(u^T x, -C, C)``."""
-        return min(max(float(self.u @ as_row(x, self.d)), -self.C), self.C)
+        """The prediction ``w^T x`` after the slab projection: ``clip(u^T x, -C, C)``.
+
+        ``ValueError`` if ``u^T x`` overflows (``learn`` refuses such a row too)."""
+        z = float(self.u @ as_row(x, self.d))
+        if not math.isfinite(z):
+            raise ValueError("x: the prediction u^T x overflows; rescale x")
+        return min(max(z, -self.C), self.C)
 
     def learn(self, x, y) -> float:
         """Suffer the loss of the projected ``w_t`` on ``(x, y)``, then take the Newton step.
 
         The prediction the loss was suffered on, ``w_t^T x`` (what :meth:`predict` gave just
         before), is kept as ``last_prediction``: progressive evaluation without a second pass
-        over ``x``.
+        over ``x``. All or nothing: a refused round (``ValueError``) changes nothing.
         """
-        return self._learn_row(as_row(x, self.d), check_float("y", y))
+        x = as_row(x, self.d)
+        y = check_label(y, self.loss_name, bound=SCALES[1])
+        try:
+            loss, self.last_prediction = self._round(x, y, undoable=True)
+        except _Refused as refusal:
+            raise ValueError(f"x: {refusal}; nothing was updated") from None
+        return loss
 
     def learn_many(self, X, y, *, return_predictions: bool = False):
         """:meth:`learn` on each row of ``X`` with labels ``y`` in order; returns the losses.
 
         The same numbers as a loop of ``learn``, but every row and label is checked once,
-        first (on bad input nothing is learned), which saves about a sixth of a round's time
-        at d = 500. With ``return_predictions``, returns ``(losses, predictions)``: also each
+        first, which saves about a sixth of a round's time at d = 500. All or nothing: if
+        any round is refused, the whole call is undone (one snapshot of the state per call)
+        and the ``ValueError`` names the row; step events already sent to hooks stay sent.
+        With ``return_predictions``, returns ``(losses, predictions)``: also each
         ``w_t^T x_t`` the loss was suffered on, for progressive evaluation.
 
         >>> learner = SketchedOnlineNewton(2, m=2)
@@ -342,58 +585,159 @@ class SketchedOnlineNewton(Observable):
         ([1.0, 0.0], [0.0, 1.0])
         """
         X, y = as_labeled_rows(X, y, self.d)
+        check_labels(y, self.loss_name, bound=SCALES[1])
         losses, predictions = np.empty(len(y)), np.empty(len(y))
-        for i, (x, label) in enumerate(zip(X, y.tolist())):
-            losses[i] = self._learn_row(x, label)
-            predictions[i] = self.last_prediction
+        if len(y):
+            with all_or_nothing(self), _quiet():
+                for i, (x, label) in enumerate(zip(X, y.tolist())):
+                    try:
+                        losses[i], predictions[i] = self._round(x, label, undoable=False)
+                    except _Refused as refusal:
+                        raise ValueError(f"X row {i}: {refusal}; nothing was updated (the "
+                                         f"call is undone)") from None
+            self.last_prediction = float(predictions[-1])
         return (losses, predictions) if return_predictions else losses
 
-    def _learn_row(self, x: np.ndarray, y: float) -> float:
+    def _round(self, x: np.ndarray, y: float, undoable: bool) -> tuple[float, float]:
+        """One round on a checked row and label; returns ``(loss, w_t^T x)``, or raises
+        :class:`_Refused`. Nothing of the learner's own is stored until the new ``u`` is
+        known to be finite; the curvature puts itself back if ``undoable``."""
         w, z = self._project(x)
-        self.last_prediction = z
         loss, slope = self._loss.value_and_derivative(z, y)
-        self.t += 1
+        if not (math.isfinite(loss) and math.isfinite(slope)):
+            raise _Refused(f"the loss at the prediction {z:.6g} and the label {y:.6g} overflows")
+        t = self.t + 1
         if slope != 0.0:
+            eta_t = self.eta / t if self.eta_schedule == "inverse_t" else self.eta
+            scale = math.sqrt(self.mu + eta_t)
             g = slope * x
-            eta_t = self.eta / self.t if self.eta_schedule == "inverse_t" else self.eta
-            self._curvature.add(math.sqrt(self.mu + eta_t) * g)
-            w = w - self._curvature.solve(g)
-        self.u = w
+            row = scale * g
+            if self._curvature_row_is_new(row, g):  # g = 0 adds nothing to H and leaves u = w
+                w = self._curvature.step(w, g, row, scale, undoable)
+        self.u, self.t = w, t
         if self._hooks:
             self._emit(StepEvent(t=self.t, loss=loss, alpha=self.alpha,
                                  condition_number=self.condition_number(),
                                  rank=self._curvature.rank))
-        return loss
+        return loss, z
+
+    def _curvature_row_is_new(self, row: np.ndarray, g: np.ndarray) -> bool:
+        """False for a zero gradient (nothing to add); True for a row the curvature can
+        take; else :class:`_Refused`: a squared norm that underflows
+        (:data:`TINY_SQUARED_ROW`) or takes the sketch past :data:`MAX_SQUARED_MASS`."""
+        squared = _ddot(row, row)
+        if squared == 0.0 and not g.any():
+            return False
+        if not squared >= TINY_SQUARED_ROW:
+            raise _Refused(f"the curvature row sqrt(mu + eta_t) g_t is too small (squared norm "
+                           f"{squared:.3g} < {TINY_SQUARED_ROW:.0e}, where its products underflow); "
+                           f"rescale the data or the labels up")
+        if not self._curvature.mass + squared <= MAX_SQUARED_MASS:
+            raise _Refused(f"the curvature row sqrt(mu + eta_t) g_t is too large (the sketched "
+                           f"squared norm would pass {MAX_SQUARED_MASS:.0e}, where a shrink "
+                           f"overflows); rescale the data or the labels down")
+        return True
 
     def _project(self, x: np.ndarray) -> tuple[np.ndarray, float]:
         """``(w_t, w_t^T x)``: step 1, the slab projection, and the prediction it gives."""
         z = float(self.u @ x)
         if abs(z) <= self.C:
             return self.u, z
+        if not math.isfinite(z):
+            raise _Refused("the prediction u^T x overflows")
         excess = np.sign(z) * (abs(z) - self.C)
-        direction = self._curvature.solve(x)
-        norm = float(x @ direction)
-        if norm <= 1e-12 * float(x @ x) * max(1.0, 1.0 / max(self.alpha, 1e-300)):
-            direction, norm = x, float(x @ x)  # x outside the pseudo-inverse's range
+        squared = float(x @ x)
+        direction, norm = x, squared  # the Euclidean projection, with the pseudo-inverse
+        if self.alpha > 0:
+            try:
+                solved = self._curvature.solve(x)
+            except (ArithmeticError, np.linalg.LinAlgError) as error:
+                raise _Refused(f"the slab projection failed ({error})") from None
+            # x^T H^{-1} x >= |x|^2 / lambda_max(H); next to its largest possible value
+            # |x|^2 / alpha it is numerically zero only when rounding ate it (scale-free)
+            if float(x @ solved) > 1e-12 * squared / self.alpha:
+                direction, norm = solved, float(x @ solved)
         w = self.u - excess * direction / norm
-        return w, float(w @ x)
+        z = float(w @ x)
+        if not (math.isfinite(z) and _finite(w)):
+            raise _Refused("the slab projection overflows")
+        return w, z
+
+    def with_alpha0(self, alpha0: float) -> "SketchedOnlineNewton":
+        """The same learner continuing with ``alpha0`` in place of its own (a new object;
+        hooks are not carried over).
+
+        Sketches only read alpha0 (RFD-SON: ``alpha = alpha0 + Delta / 2``), so ``B`` is
+        kept and the Cholesky factor of ``alpha I + K`` recomputed. FULL-ON stores
+        ``H^{-1}``: it becomes ``(H + (alpha0' - alpha0) I)^{-1}`` (one d x d
+        eigendecomposition).
+
+        >>> full, fresh = (SketchedOnlineNewton(3, sketch="full", alpha0=a) for a in (1.0, 2.0))
+        >>> _ = full.learn([1.0, 2.0, 0.0], 1.0), fresh.learn([1.0, 2.0, 0.0], 1.0)  # same g at u = 0
+        >>> moved = full.with_alpha0(2.0)
+        >>> bool(np.allclose(moved.solve([1.0, 1.0, 1.0]), fresh.solve([1.0, 1.0, 1.0]))), moved.alpha
+        (True, 2.0)
+        """
+        alpha0 = _check_scale("alpha0", alpha0, zero=self.sketch_kind != "full")
+        state = self.state_dict()
+        state["alpha0"] = alpha0
+        if self.sketch_kind == "full":
+            values, vectors = np.linalg.eigh(state["curvature.inverse"])
+            shifted = (vectors / (1.0 / values + (alpha0 - self.alpha0))) @ vectors.T
+            state["curvature.inverse"] = (shifted + shifted.T) / 2
+        else:
+            del state["curvature.factor"], state["curvature.factored"]  # refactored for the new alpha
+            if self.sketch_kind == "rfd":
+                state["curvature.sketch.alpha0"] = alpha0
+        return type(self).from_state_dict(state)
+
+    # -- persistence ------------------------------------------------------------------------
+    def _settings(self) -> dict:
+        """The constructor's arguments as a state dict stores them (seed None as -1)."""
+        return {"d": self.d, "sketch": self.sketch_kind, "m": self.m, "alpha0": self.alpha0,
+                "eta": self.eta, "mu": self.mu, "C": self.C, "fast": self.fast,
+                "loss": self.loss_name, "eta_schedule": self.eta_schedule,
+                "seed": -1 if self.seed is None else self.seed}
 
     def state_dict(self) -> dict:
-        return {"kind": type(self).__name__, "d": self.d, "sketch": self.sketch_kind,
-                "m": self.m, "alpha0": self.alpha0, "eta": self.eta, "mu": self.mu, "C": self.C,
-                "fast": self.fast, "loss": self.loss_name, "eta_schedule": self.eta_schedule,
-                "u": self.u.copy(), "t": self.t,
+        return {"kind": type(self).__name__, **self._settings(), "u": self.u.copy(), "t": self.t,
                 **{f"curvature.{k}": v for k, v in self._curvature.state_dict().items()}}
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "SketchedOnlineNewton":
-        check_kind(state, cls)
-        learner = cls(int(state["d"]), sketch=str(state["sketch"]), m=int(state["m"]),
-                      alpha0=float(state["alpha0"]), eta=float(state["eta"]),
-                      mu=float(state["mu"]), C=float(state["C"]), fast=bool(state["fast"]),
-                      loss=str(state["loss"]), eta_schedule=str(state["eta_schedule"]))
-        learner._curvature.load({k[len("curvature."):]: v for k, v in state.items()
-                                 if k.startswith("curvature.")})
-        learner.u = np.asarray(state["u"], dtype=float).copy()
-        learner.t = int(state["t"])
+        reader = StateReader(state, cls)
+        seed = reader.count("seed", minimum=-1) if reader.has("seed") else -1  # older states: none
+        learner = cls(reader.count("d", minimum=1), sketch=reader.text("sketch", SKETCHES),
+                      m=reader.count("m", minimum=2), alpha0=reader.number("alpha0", minimum=0.0),
+                      eta=reader.number("eta", minimum=0.0), mu=reader.number("mu", minimum=0.0),
+                      C=reader.number("C", minimum=0.0, strict_minimum=True), fast=reader.flag("fast"),
+                      loss=reader.text("loss", SUPPORTED_LOSSES),
+                      eta_schedule=reader.text("eta_schedule", ETA_SCHEDULES),
+                      seed=None if seed < 0 else seed)
+        learner.load_state_dict(state)
         return learner
+
+    def load_state_dict(self, state: dict) -> None:
+        """Become the learner ``state`` describes, in place (same settings; hooks stay).
+
+        Everything is checked before anything is stored: the settings equal this learner's,
+        ``u`` is finite of shape (d,), ``t`` a count no smaller than the sketch's rows, the
+        sketch part loads through the sketch's own ``load_state_dict``, ``K`` is ``B B^T``
+        and the Cholesky factor factors ``shift I + K`` (FULL-ON: ``H^{-1}`` symmetric with
+        eigenvalues in ``(0, 1/alpha0]``), up to :data:`STATE_TOLERANCE`. A refusal is a
+        ``ValueError`` naming the key, with the learner as it was. States saved without
+        ``seed`` or the Cholesky factor (older versions) still load.
+        """
+        reader = StateReader(state, type(self))
+        for key, value in self._settings().items():
+            if key != "seed" or reader.has("seed"):
+                reader.same(key, value)
+        u = reader.array("u", (self.d,))
+        t = reader.count("t")
+        part = state_part(state, "curvature.")
+        checked = self._curvature.check_state(part, StateReader(part, type(self), prefix="curvature."))
+        if checked["n_seen"] > t:
+            raise reader.refuse("t", f">= the {checked['n_seen']} rows the sketch has seen "
+                                "(one per round)", t)
+        self._curvature.assign(checked)
+        self.u, self.t = u, t
