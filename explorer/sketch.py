@@ -17,7 +17,6 @@ References
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -25,7 +24,7 @@ import scipy.linalg
 
 from ._validation import as_reals, as_row, as_rows, check_float, check_int
 from .hooks import Observable, ShrinkEvent
-from .state import StateReader, all_or_nothing, copy_array, state_part, stateful
+from .state import StateReader, all_or_nothing, copy_array, generator_json, state_part, stateful
 
 __all__ = [
     "FrequentDirections",
@@ -710,7 +709,7 @@ class RandomProjectionSketch(Observable):
         return {"kind": type(self).__name__, "d": self.d, "m": self.m,
                 "seed": -1 if self.seed is None else self.seed,
                 "buffer": copy_array(self._buffer), "n_seen": self.n_seen,
-                "rng": json.dumps(self._rng.bit_generator.state)}
+                "rng": generator_json(self._rng)}
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "RandomProjectionSketch":
@@ -727,13 +726,9 @@ class RandomProjectionSketch(Observable):
         reader.same("m", self.m)
         buffer = reader.array("buffer", self._buffer.shape)
         n_seen = reader.count("n_seen")
-        seed = reader.count("seed", minimum=-1) if reader.has("seed") else -1  # -1: None
-        generator = np.random.default_rng()
-        try:
-            generator.bit_generator.state = json.loads(reader.text("rng"))
-        except (TypeError, ValueError, KeyError) as error:
-            raise reader.refuse("rng", "the JSON of a numpy PCG64 generator's state", str(error)[:80]) from None
+        seed = reader.seed()
+        generator = reader.generator_state()
         self._buffer[:] = buffer
         self.n_seen = n_seen
-        self.seed = None if seed < 0 else seed  # where the draws came from; the state is what counts
-        self._rng.bit_generator.state = generator.bit_generator.state
+        self.seed = seed  # where the draws came from; the generator's state is what counts
+        self._rng.bit_generator.state = generator

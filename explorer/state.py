@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import json
 import numbers
 from typing import Any, Iterator
 
@@ -159,6 +160,22 @@ class StateReader:
         if isinstance(value, (bool, np.bool_)) != isinstance(expected, bool) or value != expected:
             raise self.refuse(key, f"{expected!r} (this object's own setting)", value)
 
+    def seed(self, key: str = "seed") -> int | None:
+        """The seed an object was built with, stored as -1 for None (a state written before
+        seeds were kept has none: None)."""
+        value = self.count(key, minimum=-1) if self.has(key) else -1
+        return None if value < 0 else value
+
+    def generator_state(self, key: str = "rng") -> dict:
+        """A numpy generator's state stored as JSON, checked by loading it into a scratch
+        PCG64 generator (what numpy refuses is a ValueError naming the key)."""
+        scratch = np.random.default_rng()
+        try:
+            scratch.bit_generator.state = json.loads(self.text(key))
+        except (TypeError, ValueError, KeyError, OverflowError) as error:
+            raise self.refuse(key, "the JSON of a numpy PCG64 generator's state", str(error)[:80]) from None
+        return scratch.bit_generator.state
+
     def array(self, key: str, shape: tuple[int, ...]) -> np.ndarray:
         """A finite float array of exactly ``shape``, copied in its layout (:func:`copy_array`)."""
         self.raw(key)  # refuses a missing key
@@ -169,6 +186,12 @@ class StateReader:
         if not np.isfinite(array).all():
             raise ValueError(f"{self.owner} state: {self.prefix + key!r} contains NaN or inf")
         return copy_array(array)
+
+
+def generator_json(rng: np.random.Generator) -> str:
+    """A generator's state as a JSON string (a plain scalar for ``np.savez``), read back by
+    :meth:`StateReader.generator_state`."""
+    return json.dumps(rng.bit_generator.state)
 
 
 def state_part(state: dict, prefix: str) -> dict:

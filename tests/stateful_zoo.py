@@ -36,8 +36,14 @@ def labels(rng, n):
 
 
 def covariance(x):
-    x = np.asarray(x, dtype=float)
-    return np.outer(x, x) / 10.0
+    """``x x^T / 10`` for a real vector; anything else (a fuzzed string, complex or
+    wrong-shaped row) is handed on as it is, for the learner to refuse. An overflowing
+    product becomes inf, which the learner refuses too."""
+    x = np.asarray(x)
+    if x.ndim != 1 or x.dtype.kind not in "biuf":
+        return x
+    with np.errstate(over="ignore"):
+        return np.outer(x, x) / 10.0
 
 
 def _learn_each(o, rng, n):

@@ -28,7 +28,6 @@ changes the weights by a factor :math:`e^{-10^{-600}} = 1`.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import ClassVar
@@ -39,7 +38,7 @@ from scipy.linalg.blas import ddot as _ddot
 
 from .._validation import as_matrix, as_row, as_rows, check_float, check_int
 from ..hooks import Observable, StepEvent
-from ..state import StateReader, copy_array
+from ..state import StateReader, copy_array, generator_json
 
 #: The largest loss a round may have (||x||^2, ||C||_F or max |loss_i|); also the largest
 #: trace of Follow the Leader's covariance and the largest total squared norm of a stream.
@@ -178,35 +177,10 @@ def as_stream(X, name: str = "X") -> np.ndarray:
     return X
 
 
-# -- randomness -----------------------------------------------------------------------------
-
-def rng_state(rng: np.random.Generator) -> str:
-    """The generator's state as a JSON string (a plain scalar for ``np.savez``)."""
-    return json.dumps(rng.bit_generator.state)
-
-
-def read_rng(reader: StateReader, key: str = "rng") -> dict:
-    """The generator state stored under ``key``, checked by loading it into a scratch
-    generator (a state that numpy's PCG64 refuses is a ValueError naming the key)."""
-    text, scratch = reader.text(key), np.random.default_rng()
-    try:
-        scratch.bit_generator.state = json.loads(text)
-    except (TypeError, ValueError, KeyError, OverflowError) as error:
-        raise reader.refuse(key, "the JSON of a numpy PCG64 generator's state",
-                            str(error)[:80]) from None
-    return scratch.bit_generator.state
-
-
 def read_learning_rates(reader: StateReader) -> dict:
     """``{"eta": ..., "alpha": ...}`` from a state, in the ranges the constructors allow."""
     return {"eta": reader.number("eta", minimum=0.0, strict_minimum=True),
             "alpha": reader.number("alpha", minimum=0.0, maximum=1.0)}
-
-
-def read_seed(reader: StateReader) -> int | None:
-    """The seed a state was made with (-1: None; states written before it was kept: None)."""
-    seed = reader.count("seed", minimum=-1) if reader.has("seed") else -1
-    return None if seed < 0 else seed
 
 
 # -- persisted numbers ------------------------------------------------------------------------
@@ -340,7 +314,7 @@ class RandomizedLogWeights(Observable):
         """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
         return {"kind": type(self).__name__, **self._settings(), "eta": self.eta,
                 "alpha": self.alpha, "seed": -1 if self.seed is None else self.seed,
-                "t": self.t, "log_w": self._log_w.copy(), "rng": rng_state(self._rng),
+                "t": self.t, "log_w": self._log_w.copy(), "rng": generator_json(self._rng),
                 "last_loss": stored(self.last_loss),
                 "last_expected_loss": stored(self.last_expected_loss), **self._extra_state()}
 
@@ -351,7 +325,7 @@ class RandomizedLogWeights(Observable):
     def from_state_dict(cls, state: dict):
         reader = StateReader(state, cls)
         settings = [reader.count(key, minimum=1) for key in cls._setting_keys]
-        learner = cls(*settings, **read_learning_rates(reader), seed=read_seed(reader))
+        learner = cls(*settings, **read_learning_rates(reader), seed=reader.seed())
         learner.load_state_dict(state)
         return learner
 
@@ -365,9 +339,9 @@ class RandomizedLogWeights(Observable):
         reader = StateReader(state, type(self))
         for key, value in self._settings().items():
             reader.same(key, value)
-        rates, seed, t = read_learning_rates(reader), read_seed(reader), reader.count("t")
+        rates, seed, t = read_learning_rates(reader), reader.seed(), reader.count("t")
         log_w = read_log_weights(reader, "log_w", self.n, t, self._cap_size())
-        rng = read_rng(reader)
+        rng = reader.generator_state()
         last_loss = read_last(reader, "last_loss", t, self._smallest_loss())
         last_expected_loss = read_last(reader, "last_expected_loss", t, self._smallest_loss())
         extra = self._read_extra(reader)
