@@ -47,7 +47,7 @@ from ..page import Page
 from . import newton_figures as figures
 from .newton_figures import ALPHA0_LINE, LEARNERS, MAJORITY, STAR
 
-__all__ = ["KEYS", "LEARNERS", "SKETCHED", "NewtonPage", "best_fixed_predictor", "with_alpha0"]
+__all__ = ["KEYS", "LEARNERS", "SKETCHED", "NewtonPage", "best_fixed_predictor"]
 
 SKETCH_OF = {"RFD-SON": "rfd", "FD-SON": "fd", "RP-SON": "rp", "FULL-ON": "full"}
 SKETCHED = ("RFD-SON", "FD-SON", "RP-SON")
@@ -188,7 +188,7 @@ class NewtonPage(Page):
                 return self.reset()  # FULL-ON joins or leaves the race (it needs alpha0 > 0)
             for model_name in list(self.models):
                 if model_name != "ADAGRAD":
-                    self.models[model_name] = with_alpha0(self.models[model_name], s.alpha0)
+                    self.models[model_name] = _with_alpha0(self.models[model_name], s.alpha0)
                     self._hook(model_name)
         else:
             return super().apply_hot(name)
@@ -279,7 +279,7 @@ class NewtonPage(Page):
                 model = AdaGrad.from_state_dict(model_state)
                 model.eta = self.adagrad_eta  # hot values are today's, not the snapshot's
             else:
-                model = with_alpha0(SketchedOnlineNewton.from_state_dict(model_state), s.alpha0)
+                model = _with_alpha0(SketchedOnlineNewton.from_state_dict(model_state), s.alpha0)
                 model.eta, model.eta_schedule = s.eta, self.eta_schedule
             self.models[name] = model
         for name, recorder in self.recorders.items():
@@ -403,32 +403,6 @@ def positive_or_nan(values) -> np.ndarray:
     return np.where(values > 0, values, np.nan)
 
 
-def with_alpha0(model: SketchedOnlineNewton, alpha0: float) -> SketchedOnlineNewton:
-    """The same learner continuing with a new alpha0 (through its ``state_dict``).
-
-    Sketches: ``H = alpha0 I + B^T B`` (RFD: ``alpha0 + Delta/2``) only reads alpha0, so the
-    sketch is kept. FULL-ON stores ``H^{-1}``: it becomes ``(H + (alpha0' - alpha0) I)^{-1}``
-    (one d x d eigendecomposition).
-
-    >>> full, fresh = (SketchedOnlineNewton(3, sketch="full", alpha0=a) for a in (1.0, 2.0))
-    >>> _ = full.learn([1.0, 2.0, 0.0], 1.0), fresh.learn([1.0, 2.0, 0.0], 1.0)  # same g at u = 0
-    >>> moved = with_alpha0(full, 2.0)
-    >>> bool(np.allclose(moved.solve([1.0, 1.0, 1.0]), fresh.solve([1.0, 1.0, 1.0]))), moved.alpha
-    (True, 2.0)
-    """
-    if alpha0 == model.alpha0:
-        return model
-    state = model.state_dict()
-    if model.sketch_kind == "full":
-        values, vectors = np.linalg.eigh(state["curvature.inverse"])
-        shifted = 1.0 / (1.0 / values + (alpha0 - model.alpha0))
-        state["curvature.inverse"] = (vectors * shifted) @ vectors.T
-    state["alpha0"] = alpha0
-    if "curvature.sketch.alpha0" in state:  # RFD's own alpha0: alpha = alpha0 + Delta / 2
-        state["curvature.sketch.alpha0"] = alpha0
-    return SketchedOnlineNewton.from_state_dict(state)
-
-
 def best_fixed_predictor(X: np.ndarray, y: np.ndarray, loss: str, ridge: float = 1e-6) -> np.ndarray:
     """``argmin_w sum_t l(w^T x_t, y_t) + ridge * n ||w||^2`` over the whole stream (hindsight).
 
@@ -451,3 +425,8 @@ def best_fixed_predictor(X: np.ndarray, y: np.ndarray, loss: str, ridge: float =
     result = scipy.optimize.minimize(objective, np.zeros(d), jac=True, method="L-BFGS-B",
                                      options={"maxiter": 200})
     return result.x
+
+
+def _with_alpha0(model: SketchedOnlineNewton, alpha0: float) -> SketchedOnlineNewton:
+    """The learner itself if alpha0 is unchanged, else its continuation with the new one."""
+    return model if alpha0 == model.alpha0 else model.with_alpha0(alpha0)
