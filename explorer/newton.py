@@ -82,9 +82,8 @@ def default_mu(loss: str, C: float) -> float:
 
 def _quiet() -> np.errstate:
     """Overflows inside a round are checked for and refused with a message; numpy's
-    warnings about them would only repeat it. Once per ``learn_many`` call; ``learn`` and
-    ``predict`` do without (entering an errstate costs ~5% of a round), so numpy may warn
-    there before the refusal."""
+    warnings about them would only repeat it (entering this costs about 4% of a learn()
+    round at d = 500; learn_many enters it once per call)."""
     return np.errstate(over="ignore", invalid="ignore", divide="ignore")
 
 
@@ -549,7 +548,9 @@ class SketchedOnlineNewton(Observable):
         """The prediction ``w^T x`` after the slab projection: ``clip(u^T x, -C, C)``.
 
         ``ValueError`` if ``u^T x`` overflows (``learn`` refuses such a row too)."""
-        z = float(self.u @ as_row(x, self.d))
+        x = as_row(x, self.d)
+        with _quiet():
+            z = float(self.u @ x)
         if not math.isfinite(z):
             raise ValueError("x: the prediction u^T x overflows; rescale x")
         return min(max(z, -self.C), self.C)
@@ -564,7 +565,8 @@ class SketchedOnlineNewton(Observable):
         x = as_row(x, self.d)
         y = check_label(y, self.loss_name, bound=SCALES[1])
         try:
-            loss, self.last_prediction = self._round(x, y, undoable=True)
+            with _quiet():
+                loss, self.last_prediction = self._round(x, y, undoable=True)
         except _Refused as refusal:
             raise ValueError(f"x: {refusal}; nothing was updated") from None
         return loss
