@@ -5,6 +5,38 @@ All of them play ``beta_t`` in R^d, suffer ``f_t(beta_t) = l(beta_t^T x_t, y_t)`
 returns the loss of the current ``beta`` on ``(x, y)`` and then updates; ``predict(x)``
 is ``beta^T x``.
 
+Scale limits and all-or-nothing rounds (issue 13). What a learner accepts, it computes with
+finite numbers; what it cannot, it refuses with a ``ValueError`` before anything changes:
+
+- every row: finite, with ``||x||^2 <= MAX_SQUARED_MASS = 1e300`` (entries up to about
+  1e150; :data:`explorer.sketch.MAX_SQUARED_MASS`, the FD sketches' limit); every label:
+  finite, and -1 or +1 for the classification losses ("logistic", "squared_hinge");
+- every round: a finite prediction, loss and gradient with ``||g||^2 <= 1e300`` (so Adam's
+  ``g * g`` and AdaGrad's ``g g^T`` are finite); for AdaGrad also the running
+  ``tr(G_t) = sum_s ||g_s||^2`` (``gradient_mass``) at most 1e300, which bounds every entry
+  of ``G``, of ADA-FFD's ``M`` and of the ADA-FD sketch, so LAPACK never sees an overflow;
+- settings: ``eta`` and ``delta`` in [1e-100, 1e100] (:data:`explorer.newton.SCALES`), and
+  no kept matrix past :data:`explorer.newton.MAX_ENTRIES` = 1e8 entries (ADA-FULL's d x d,
+  ADA-FFD's d x 2 tau and 2 tau x 2 tau, ADA-FD's tau x d);
+- a round that still fails (``LinAlgError``, a non-finite ``beta``: ``eta`` far too large
+  for ``delta``) is rolled back.
+
+No numpy warning is raised for an overflow that is refused: the round runs with numpy's
+warnings off, and the prediction and ``||x||^2`` are BLAS dot products.
+
+A refusal names the row (``X row i`` within a ``learn_many`` call) and the round ``t``,
+says why, and ends with "nothing was updated". A round computes its new ``beta`` (and
+``m``, ``v``, ``g_bar``) into fresh arrays and stores them only after checking them, so
+``learn`` takes no snapshot; the proximal matrix keeps a checkpoint of only what it
+overwrites in place (ADA-FFD's small ``M`` block, ADA-FD's sketch buffer; see
+:mod:`explorer.adagrad.proximal`). ``learn_many`` takes one snapshot per call
+(:func:`explorer.state.all_or_nothing`) and restores it if any row fails: the call is all
+or nothing. Events already sent to hooks (a rolled-back row's "step", or ADA-FD's sketch
+"shrink" in a round whose ``beta`` then overflowed) are not taken back.
+
+A diverged learner (``beta`` so large that ``beta^T x`` overflows, or ``tr(G)`` at the
+limit) refuses the rows it cannot learn and stays as it was: lower ``eta`` and start again.
+
 References
 ----------
 - Wan & Zhang (TPAMI 2022; IJCAI 2018), *Efficient adaptive online learning via frequent
@@ -16,24 +48,44 @@ References
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg.blas import ddot
 
 from .._validation import as_labeled_rows, as_row, as_rows, check_float, check_int
 from ..hooks import Observable, ShrinkEvent, StepEvent
-from ..losses import LOSSES, get_loss
-from ..state import check_kind, stateful
-from .proximal import DiagonalProximal, FDProximal, FFDProximal, FullProximal
+from ..losses import LOSSES, check_label, check_labels, get_loss
+from ..newton import MAX_ENTRIES, SCALES
+from ..sketch import MAX_SQUARED_MASS, squared_norms
+from ..state import StateReader, all_or_nothing, state_part, stateful
+from .proximal import PREFIX, DiagonalProximal, FDProximal, FFDProximal, FullProximal
 
-__all__ = ["AdaGrad", "OGD", "Adam", "RankShrinkEvent", "VARIANTS", "METHODS", "default_delta"]
+__all__ = ["AdaGrad", "OGD", "Adam", "RankShrinkEvent", "VARIANTS", "METHODS", "CLASSIFICATION_LOSSES",
+           "default_delta"]
 
 VARIANTS = ("full", "diag", "fd", "ffd")
 METHODS = ("cmd", "pds")
+CLASSIFICATION_LOSSES = ("logistic", "squared_hinge")
+"""Losses defined for labels in {-1, +1}: other labels are refused (the logistic loss's by
+:func:`explorer.losses.check_label`, the squared hinge's here)."""
 DEFAULT_ETA = 0.01
 """Default step size. The paper picks eta from {1e-4, ..., 1} per experiment; 0.01 is what
 that search picks for ADA-FD and ADA-FFD (CMD and PDS) on its synthetic regression in
 our runs (d = 500, T from 600 to 10000)."""
+
+_QUIET = {"over": "ignore", "invalid": "ignore", "divide": "ignore"}
+"""numpy's error state inside a round and a state check: an overflow there is found by
+a check and refused with a message, which numpy's warning would only repeat."""
+
+_NUMERICAL_FAILURES = (ValueError, ArithmeticError)
+"""What a failed round raises: LinAlgError and FD's ShrinkFailed are ValueErrors,
+FloatingPointError an ArithmeticError."""
+
+
+class _RoundFailed(Exception):
+    """A round could not be computed; nothing of it was stored. The message says why."""
 
 
 def default_delta(variant: str, method: str) -> float:
@@ -65,19 +117,74 @@ class RankShrinkEvent(ShrinkEvent):
     rank_after: int | None = None
 
 
-class _LinearLearner(Observable):
-    """Shared plumbing: validation, the loss and its gradient, ``predict``, ``learn_many``."""
+def _check_choice(name: str, value, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        valid = ", ".join(repr(choice) for choice in allowed)
+        raise ValueError(f"{name} must be one of {valid}, got {value!r}")
+    return value
 
-    def __init__(self, d: int, loss: str):
+
+def _check_scale(name: str, value) -> float:
+    """A step size or regularizer in :data:`explorer.newton.SCALES` = [1e-100, 1e100] (the
+    sketched Newton learner's range): together with ``||g||^2 <= 1e300`` this keeps a
+    round's numbers finite."""
+    value = check_float(name, value, minimum=0.0, strict_minimum=True)
+    if not SCALES[0] <= value <= SCALES[1]:
+        raise ValueError(f"{name} must be a number in [{SCALES[0]:.0e}, {SCALES[1]:.0e}], got {value!r}")
+    return value
+
+
+def _check_size(name: str, rows: int, columns: int) -> None:
+    """Refuse a matrix of more than :data:`explorer.newton.MAX_ENTRIES` entries (800 MB)."""
+    if rows * columns > MAX_ENTRIES:
+        raise ValueError(f"{name} would need a {rows} x {columns} matrix; at most "
+                         f"{MAX_ENTRIES:.0e} entries (800 MB) are allowed")
+
+
+def _hinge_label_error(name: str, value: float) -> ValueError:
+    return ValueError(f"{name} must be -1 or +1 for the squared_hinge loss, got {value}")
+
+
+def _beta_overflow(eta: float, delta: float | None = None) -> str:
+    """Why a round's new ``beta`` is not finite, for the refusal."""
+    small = "" if delta is None else f" or delta = {delta:g} too small"
+    return f"the new beta is not finite (eta = {eta:g} too large{small})"
+
+
+def _too_large(name: str, squared: float) -> ValueError:
+    return ValueError(f"{name} is too large: ||x||^2 = {squared:.3g} exceeds {MAX_SQUARED_MASS:.0e} "
+                      f"(entries up to about 1e150 are fine); rescale the data, e.g. divide it by "
+                      f"its largest entry")
+
+
+class _LinearLearner(Observable):
+    """Shared plumbing: validation, the loss and its gradient, ``predict``, ``learn_many``,
+    the all-or-nothing round, and the state every learner keeps (``d``, ``loss``, ``beta``, ``t``).
+
+    Subclasses implement ``_update(slope, x, squared_gradient)``: compute the update for the
+    gradient ``slope * x`` (``self.t`` already counts this round), check it, and store it --
+    or raise :class:`_RoundFailed` with nothing stored.
+    """
+
+    def __init__(self, d: int, loss: str, eta: float):
         super().__init__()
+        self.eta = eta
         self.d = check_int("d", d, minimum=1)
-        if not isinstance(loss, str) or loss not in LOSSES:
-            valid = ", ".join(repr(name) for name in LOSSES)
-            raise ValueError(f"loss must be one of {valid}, got {loss!r}")
-        self.loss_name = loss
+        _check_size(f"d = {d}", 1, self.d)
+        self.loss_name = _check_choice("loss", loss, tuple(LOSSES))
         self._loss = get_loss(loss)
+        self._hinge = loss == "squared_hinge"
         self.beta = np.zeros(self.d)
         self.t = 0
+
+    @property
+    def eta(self) -> float:
+        """Step size (> 0); may change between rounds (the dashboard's hot slider)."""
+        return self._eta
+
+    @eta.setter
+    def eta(self, value: float) -> None:
+        self._eta = _check_scale("eta", value)
 
     def predict(self, x):
         """``beta^T x`` for one row (a float) or for each row of a matrix (an array)."""
@@ -90,48 +197,103 @@ class _LinearLearner(Observable):
         return float(as_row(x, self.d) @ self.beta)
 
     def learn(self, x, y) -> float:
-        """Suffer ``l(beta^T x, y)`` with the current ``beta``, then update; returns that loss."""
+        """Suffer ``l(beta^T x, y)`` with the current ``beta``, then update; returns that loss.
+
+        All or nothing: a row or label out of bounds (module docstring), or a round that
+        fails, raises ``ValueError`` with the learner unchanged.
+        """
         x = as_row(x, self.d)
-        y = check_float("y", y)
-        return self._learn_row(x, y)
+        y = check_label(y, self.loss_name)
+        if self._hinge and y != 1.0 and y != -1.0:
+            raise _hinge_label_error("y", y)
+        squared = ddot(x, x)  # BLAS directly: an overflow gives inf, no warning
+        if not squared <= MAX_SQUARED_MASS:
+            raise _too_large("x", squared)
+        with np.errstate(**_QUIET):
+            return self._learn_row(x, y, squared, None)
 
     def learn_many(self, X, y) -> np.ndarray:
         """``learn`` on each row of ``X`` with labels ``y`` in order; returns the losses.
 
-        Every row and label is checked first: on bad input nothing is learned.
+        All or nothing: every row and label is checked first, and if a round then fails,
+        the learner is put back as it was before the call (one snapshot per call) and the
+        ``ValueError`` names the row.
         """
         X, y = as_labeled_rows(X, y, self.d)
-        return np.array([self._learn_row(x, float(label)) for x, label in zip(X, y)])
+        check_labels(y, self.loss_name)
+        bad = np.flatnonzero((y != 1.0) & (y != -1.0)) if self._hinge else ()
+        if len(bad):
+            raise _hinge_label_error(f"y[{bad[0]}]", float(y[bad[0]]))
+        squared = squared_norms(X)
+        over = np.flatnonzero(~(squared <= MAX_SQUARED_MASS))
+        if over.size:
+            raise _too_large(f"X row {over[0]}", float(squared[over[0]]))
+        losses = np.empty(X.shape[0])
+        with all_or_nothing(self), np.errstate(**_QUIET):
+            for i, (x, label, row_squared) in enumerate(zip(X, y, squared)):
+                losses[i] = self._learn_row(x, float(label), float(row_squared), i)
+        return losses
 
-    def _learn_row(self, x: np.ndarray, y: float) -> float:
-        z = float(x @ self.beta)
+    def _learn_row(self, x: np.ndarray, y: float, squared: float, row: int | None) -> float:
+        """One round on a checked row with ``||x||^2 = squared``; ``row``: its number in a
+        ``learn_many`` call (None for ``learn``), for the message of a refusal."""
+        z = ddot(x, self.beta)  # the bits of x @ beta (for a contiguous x), and no warning
         loss = float(self._loss.value(z, y))
         slope = float(self._loss.derivative(z, y))
-        if not (np.isfinite(loss) and np.isfinite(slope) and np.isfinite(slope * x).all()):
-            raise ValueError(f"the loss or its gradient overflowed at t = {self.t + 1} "
-                             f"(beta has diverged: lower eta); nothing was updated")
-        self.t += 1
-        self._update(slope * x, slope != 0.0)
+        if not (math.isfinite(z) and math.isfinite(loss) and math.isfinite(slope)):
+            raise self._refusal(row, f"the loss or its gradient overflowed (beta^T x = {z:.3g}, "
+                                     f"y = {y:.3g}): beta has diverged (lower eta) or the data is "
+                                     f"too large (rescale it)")
+        squared_gradient = slope * (slope * squared) if slope else 0.0
+        if not squared_gradient <= MAX_SQUARED_MASS:
+            raise self._refusal(row, f"the gradient is too large: ||g||^2 = {squared_gradient:.3g} "
+                                     f"exceeds {MAX_SQUARED_MASS:.0e} (beta^T x = {z:.3g}, "
+                                     f"y = {y:.3g}); rescale the data, or lower eta if beta has diverged")
+        self.t += 1  # the round's number, which OGD's step and Adam's bias correction use
+        try:
+            self._update(slope, x, squared_gradient)
+        except BaseException as error:  # _update stored nothing
+            self.t -= 1
+            if isinstance(error, _RoundFailed):
+                raise self._refusal(row, str(error)) from None
+            raise
         if self._hooks:
             self._emit(StepEvent(t=self.t, loss=loss, **self._step_fields()))
         return loss
 
-    def _update(self, g: np.ndarray, nonzero: bool) -> None:
+    def _refusal(self, row: int | None, why: str) -> ValueError:
+        where = "x" if row is None else f"X row {row}"
+        return ValueError(f"{where} (round t = {self.t + 1}): {why}; nothing was updated")
+
+    def _update(self, slope: float, x: np.ndarray, squared_gradient: float) -> None:
         raise NotImplementedError
 
     def _step_fields(self) -> dict:
         return {}
 
+    # -- persistence --------------------------------------------------------------------
     def _common_state(self) -> dict:
         return {"kind": type(self).__name__, "d": self.d, "loss": self.loss_name,
-                "beta": self.beta.copy(), "t": self.t}
+                "beta": self.beta.copy(), "t": self.t, "eta": self.eta}
 
-    def _restore_common(self, state: dict) -> None:
-        beta = np.asarray(state["beta"], dtype=float)
-        if beta.shape != (self.d,):
-            raise ValueError(f"state_dict beta has shape {beta.shape}, expected ({self.d},)")
-        self.beta = beta.copy()
-        self.t = int(state["t"])
+    def _read_common(self, reader: StateReader) -> dict:
+        """Check the keys every learner keeps: ``d`` and ``loss`` must be this learner's
+        own (an in-place load keeps the structure); ``eta`` (hot, see :attr:`eta`) is loaded."""
+        reader.same("d", self.d)
+        reader.same("loss", self.loss_name)
+        return {"beta": reader.array("beta", (self.d,)), "t": reader.count("t"),
+                "eta": reader.number("eta", minimum=SCALES[0], maximum=SCALES[1])}
+
+    def _restore_common(self, common: dict) -> None:
+        self.beta, self.t, self._eta = common["beta"], common["t"], common["eta"]
+
+    @staticmethod
+    def _read_arguments(reader: StateReader) -> tuple[int, dict]:
+        """``d`` and the keyword arguments every learner's constructor takes, from a state."""
+        d = reader.count("d", minimum=1)
+        reader.array("beta", (d,))  # d is backed by an array in the file before anything is allocated
+        return d, {"eta": reader.number("eta", minimum=SCALES[0], maximum=SCALES[1]),
+                   "loss": reader.text("loss", tuple(LOSSES))}
 
 
 @stateful
@@ -174,7 +336,8 @@ class AdaGrad(_LinearLearner):
     tau : int >= 2
         Sketch size of "fd" and "ffd" (ignored by "full" and "diag"); the paper's default 20.
     loss : {"absolute", "squared_hinge", "squared", "logistic"}
-        ``l(z, y)``; the paper's regression uses "absolute", its classification "squared_hinge".
+        ``l(z, y)``; the paper's regression uses "absolute", its classification
+        "squared_hinge" (labels -1 or +1, as for "logistic").
 
     Hooks: "shrink" (:class:`RankShrinkEvent`: t, the singular values of the sketch before
     the shrink, delta, rank before and after) whenever ADA-FD or ADA-FFD shrinks, and
@@ -183,7 +346,8 @@ class AdaGrad(_LinearLearner):
 
     Attributes: ``beta`` (the current decision), ``t`` (rounds played), ``rank``,
     ``delta_total`` (``Delta_T``: the sum of the shrink amounts, 0 for full and diag),
-    ``n_shrinks``.
+    ``n_shrinks``, ``gradient_mass`` (``tr(G_t) = sum_s ||g_s||^2``, at most 1e300: see the
+    module docstring). ``eta`` and ``delta`` may change between rounds.
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
@@ -199,31 +363,41 @@ class AdaGrad(_LinearLearner):
     def __init__(self, d: int, *, variant: str = "ffd", method: str = "cmd",
                  eta: float = DEFAULT_ETA, delta: float | None = None, tau: int = 20,
                  loss: str = "absolute"):
-        if variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-        if method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-        eta = check_float("eta", eta, minimum=0.0, strict_minimum=True)
-        delta = default_delta(variant, method) if delta is None else \
-            check_float("delta", delta, minimum=0.0, strict_minimum=True)
-        tau = check_int("tau", tau, minimum=2)
-        super().__init__(d, loss)
-        self.variant, self.method, self.eta, self.delta, self.tau = variant, method, eta, delta, tau
+        self.variant = _check_choice("variant", variant, VARIANTS)
+        self.method = _check_choice("method", method, METHODS)
+        delta = default_delta(variant, method) if delta is None else _check_scale("delta", delta)
+        self.tau = check_int("tau", tau, minimum=2)
+        super().__init__(d, loss, eta)
+        shapes = {"full": [(self.d, self.d)], "diag": [], "fd": [(self.tau, self.d)],
+                  "ffd": [(self.d, 2 * self.tau), (2 * self.tau, 2 * self.tau)]}[variant]
+        for rows, columns in shapes:
+            _check_size(f"variant {variant!r} with d = {self.d}, tau = {self.tau}", rows, columns)
         self.g_bar = np.zeros(self.d)
         self.delta_total = 0.0
         self.n_shrinks = 0
-        self._proximal = self._make_proximal()
+        self.gradient_mass = 0.0
+        self._proximal = self._make_proximal(delta)
         if variant == "fd":
             self._forward_events(self._proximal.sketch, self._fd_shrink_event)
 
-    def _make_proximal(self):
+    def _make_proximal(self, delta: float):
         if self.variant == "full":
-            return FullProximal(self.d, self.delta)
+            return FullProximal(self.d, delta)
         if self.variant == "diag":
-            return DiagonalProximal(self.d, self.delta)
+            return DiagonalProximal(self.d, delta)
         if self.variant == "fd":
-            return FDProximal(self.d, self.tau, self.delta)
-        return FFDProximal(self.d, self.tau, self.delta)
+            return FDProximal(self.d, self.tau, delta)
+        return FFDProximal(self.d, self.tau, delta)
+
+    @property
+    def delta(self) -> float:
+        """The regularizer of ``H = delta I + ...`` (> 0): the proximal matrix's own, so
+        setting it between rounds changes ``H`` (``G`` and the sketch stay)."""
+        return self._proximal.delta
+
+    @delta.setter
+    def delta(self, value: float) -> None:
+        self._proximal.delta = _check_scale("delta", value)
 
     def __repr__(self) -> str:
         tau = f", tau={self.tau}" if self.variant in ("fd", "ffd") else ""
@@ -231,20 +405,40 @@ class AdaGrad(_LinearLearner):
                 f"eta={self.eta:g}, delta={self.delta:g}{tau}, loss={self.loss_name!r}) t={self.t}")
 
     # -- one round ---------------------------------------------------------------------
-    def _update(self, g: np.ndarray, nonzero: bool) -> None:
-        if not nonzero:  # G, g_bar and so H and beta are all unchanged
+    def _update(self, slope: float, x: np.ndarray, squared_gradient: float) -> None:
+        """``G`` takes ``g``, then the CMD or PDS update, then ADA-FFD's shrink; the new
+        ``beta`` is checked before anything but the proximal matrix changes, and the
+        proximal matrix is rolled back if the round fails."""
+        if slope == 0.0:  # G, g_bar and so H and beta are all unchanged
             return
+        mass = self.gradient_mass + squared_gradient
+        if not mass <= MAX_SQUARED_MASS:
+            raise _RoundFailed(f"the gradients' total squared norm tr(G) = sum ||g_s||^2 would reach "
+                               f"{mass:.3g}, past {MAX_SQUARED_MASS:.0e}, beyond which H overflows; "
+                               f"rescale the data, or lower eta if beta has diverged")
+        g = slope * x
         proximal = self._proximal
-        proximal.add(g)
-        if self.method == "cmd":
-            self.beta = self.beta - self.eta * proximal.solve(g)
-        else:
-            self.g_bar = self.g_bar + g
-            self.beta = -self.eta * proximal.solve(self.g_bar)
+        saved = proximal.checkpoint()
+        try:
+            proximal.add(g)
+            if self.method == "cmd":
+                g_bar = self.g_bar
+                beta = self.beta - self._eta * proximal.solve(g)
+            else:
+                g_bar = self.g_bar + g
+                beta = -self._eta * proximal.solve(g_bar)
+            if not np.isfinite(beta).all():
+                raise FloatingPointError(_beta_overflow(self._eta, self.delta))
+        except BaseException as error:
+            proximal.rollback(saved)
+            if isinstance(error, _NUMERICAL_FAILURES):
+                raise _RoundFailed(f"the update of H or beta failed ({error})") from None
+            raise
+        shrink = proximal.compress()  # cannot fail: orthonormal V times orthonormal U
+        self.beta, self.g_bar, self.gradient_mass = beta, g_bar, mass
         if self.variant == "fd":
             sketch = proximal.sketch
             self.delta_total, self.n_shrinks = sketch.delta_total, sketch.n_shrinks
-        shrink = proximal.compress()
         if shrink is not None:
             self.delta_total += shrink.delta
             self.n_shrinks += 1
@@ -291,24 +485,81 @@ class AdaGrad(_LinearLearner):
     def state_dict(self) -> dict:
         """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
         return {**self._common_state(), "variant": self.variant, "method": self.method,
-                "eta": self.eta, "delta": self.delta, "tau": self.tau,
+                "delta": self.delta, "tau": self.tau,
                 "g_bar": self.g_bar.copy(), "delta_total": self.delta_total,
-                "n_shrinks": self.n_shrinks,
-                **{f"proximal.{k}": v for k, v in self._proximal.state_dict().items()}}
+                "n_shrinks": self.n_shrinks, "gradient_mass": self.gradient_mass,
+                **{PREFIX + k: v for k, v in self._proximal.state_dict().items()}}
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "AdaGrad":
-        check_kind(state, cls)
-        learner = cls(int(state["d"]), variant=str(state["variant"]), method=str(state["method"]),
-                      eta=float(state["eta"]), delta=float(state["delta"]), tau=int(state["tau"]),
-                      loss=str(state["loss"]))
-        learner._restore_common(state)
-        learner.g_bar = np.asarray(state["g_bar"], dtype=float).reshape(learner.d).copy()
-        learner.delta_total = float(state["delta_total"])
-        learner.n_shrinks = int(state["n_shrinks"])
-        learner._proximal.load({k[len("proximal."):]: v for k, v in state.items()
-                                if k.startswith("proximal.")})
+        reader = StateReader(state, cls)
+        d, arguments = cls._read_arguments(reader)
+        learner = cls(d, variant=reader.text("variant", VARIANTS), method=reader.text("method", METHODS),
+                      delta=reader.number("delta", minimum=SCALES[0], maximum=SCALES[1]),
+                      tau=reader.count("tau", minimum=2), **arguments)
+        learner.load_state_dict(state)
         return learner
+
+    def load_state_dict(self, state: dict) -> None:
+        """Become the learner ``state`` describes, in place (hooks stay).
+
+        Everything is checked before anything is stored, and a state no run could have
+        written is refused with a ``ValueError`` naming the key: ``d``, ``loss``,
+        ``variant``, ``method`` and ``tau`` must be this learner's own; ``eta`` and
+        ``delta`` in [1e-100, 1e100] are loaded; arrays finite and of their shapes;
+        counters >= 0 with ``n_shrinks <= t``; ``delta_total >= 0`` and 0 before the first
+        shrink (and for "full" and "diag", which never shrink; ADA-FD's equal its
+        sketch's); the proximal matrix as :meth:`FullProximal.read_state` and its siblings
+        check it; ``gradient_mass`` at most 1e300 and at least what the proximal matrix
+        holds (``tr(G)``; ``tr(M) + delta_total`` for ADA-FFD); ``g_bar`` zero under CMD
+        and ``||g_bar||^2 <= t * gradient_mass`` (Cauchy-Schwarz) under PDS. A state saved
+        before ``gradient_mass`` was kept loads with that lower bound in its place.
+        """
+        with np.errstate(**_QUIET):  # a huge tampered entry overflows a check: refused, silently
+            checked = self._read_state(StateReader(state, type(self)), state)
+        self._proximal.restore(checked.pop("proximal"))
+        self._restore_common(checked.pop("common"))
+        for key, value in checked.items():
+            setattr(self, key, value)
+
+    def _read_state(self, reader: StateReader, state: dict) -> dict:
+        for key in ("variant", "method", "tau"):
+            reader.same(key, getattr(self, key))
+        common = self._read_common(reader)
+        t = common["t"]
+        delta = reader.number("delta", minimum=SCALES[0], maximum=SCALES[1])
+        n_shrinks = reader.count("n_shrinks", maximum=t)
+        delta_total = reader.number("delta_total", minimum=0.0)
+        if delta_total > 0 and n_shrinks == 0:
+            raise reader.refuse("delta_total", "0 before the first shrink (n_shrinks = 0)", delta_total)
+        if self.variant in ("full", "diag") and n_shrinks:
+            raise reader.refuse("n_shrinks", f"0 (ADA-{self.variant.upper()} never shrinks)", n_shrinks)
+        staged = self._proximal.read_state(state_part(state, PREFIX), type(self).__name__)
+        if self.variant == "fd":
+            sketch = staged["sketch"]
+            if (n_shrinks, delta_total) != (sketch.n_shrinks, sketch.delta_total):
+                raise reader.refuse("n_shrinks", f"the sketch's own count and total ({sketch.n_shrinks}, "
+                                    f"{sketch.delta_total:.6g})", (n_shrinks, delta_total))
+            if sketch.n_seen > t:
+                raise reader.refuse("t", f">= the gradients the sketch has seen ({sketch.n_seen})", t)
+        floor = staged["trace"] + (delta_total if self.variant == "ffd" else 0.0)
+        if reader.has("gradient_mass"):
+            mass = reader.number("gradient_mass", minimum=0.0, maximum=MAX_SQUARED_MASS)
+            if not mass >= floor * (1 - 1e-9):
+                raise reader.refuse("gradient_mass", f">= {floor:.6g}, what the proximal matrix holds", mass)
+        elif floor <= MAX_SQUARED_MASS:
+            mass = floor  # a state saved before the total was kept
+        else:
+            raise reader.refuse("proximal", f"a matrix of trace at most {MAX_SQUARED_MASS:.0e}", floor)
+        g_bar = reader.array("g_bar", (self.d,))
+        if self.method == "cmd" and g_bar.any():
+            raise reader.refuse("g_bar", "zero under CMD (only dual averaging sums the gradients)",
+                                "non-zero entries")
+        if not ddot(g_bar, g_bar) <= t * mass * (1 + 1e-9):
+            raise reader.refuse("g_bar", f"of squared norm at most t * gradient_mass = {t * mass:.6g} "
+                                "(a sum of t gradients)", float(ddot(g_bar, g_bar)))
+        return {"common": common, "proximal": staged, "delta": delta, "g_bar": g_bar,
+                "n_shrinks": n_shrinks, "delta_total": delta_total, "gradient_mass": mass}
 
 
 @stateful
@@ -326,26 +577,33 @@ class OGD(_LinearLearner):
     """
 
     def __init__(self, d: int, *, eta: float = 1e-3, loss: str = "absolute"):
-        eta = check_float("eta", eta, minimum=0.0, strict_minimum=True)
-        super().__init__(d, loss)
-        self.eta = eta
+        super().__init__(d, loss, eta)
 
     def __repr__(self) -> str:
         return f"OGD(d={self.d}, eta={self.eta:g}, loss={self.loss_name!r}) t={self.t}"
 
-    def _update(self, g: np.ndarray, nonzero: bool) -> None:
-        if nonzero:
-            self.beta = self.beta - (self.eta / np.sqrt(self.t)) * g
+    def _update(self, slope: float, x: np.ndarray, squared_gradient: float) -> None:
+        if slope == 0.0:
+            return
+        beta = self.beta - (self._eta / np.sqrt(self.t)) * (slope * x)
+        if not np.isfinite(beta).all():
+            raise _RoundFailed(_beta_overflow(self._eta))
+        self.beta = beta
 
     def state_dict(self) -> dict:
-        return {**self._common_state(), "eta": self.eta}
+        return self._common_state()
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "OGD":
-        check_kind(state, cls)
-        learner = cls(int(state["d"]), eta=float(state["eta"]), loss=str(state["loss"]))
-        learner._restore_common(state)
+        d, arguments = cls._read_arguments(StateReader(state, cls))
+        learner = cls(d, **arguments)
+        learner.load_state_dict(state)
         return learner
+
+    def load_state_dict(self, state: dict) -> None:
+        """In place, checked before anything is stored: ``d`` and ``loss`` must be this
+        learner's own, ``eta`` in [1e-100, 1e100], ``beta`` finite of length d, ``t >= 0``."""
+        self._restore_common(self._read_common(StateReader(state, type(self))))
 
 
 @stateful
@@ -358,7 +616,8 @@ class Adam(_LinearLearner):
               - \eta\, \frac{m_t / (1 - b_1^t)}{\sqrt{v_t / (1 - b_2^t)} + \delta}
 
     (``beta1``/``beta2`` are the decay rates ``b_1``/``b_2``; ``beta`` is the decision.)
-    Default ``eta = 1e-3``, Kingma & Ba's recommendation.
+    Default ``eta = 1e-3``, Kingma & Ba's recommendation. ``eta`` and ``delta`` (> 0) may
+    change between rounds.
 
     >>> learner = Adam(1, eta=0.1, loss="squared")
     >>> [round(learner.learn([1.0], 1.0), 3) for _ in range(3)]
@@ -367,41 +626,74 @@ class Adam(_LinearLearner):
 
     def __init__(self, d: int, *, eta: float = 1e-3, beta1: float = 0.9,
                  beta2: float = 0.999, delta: float = 1e-8, loss: str = "absolute"):
-        eta = check_float("eta", eta, minimum=0.0, strict_minimum=True)
         beta1 = check_float("beta1", beta1, minimum=0.0, maximum=1.0)
         beta2 = check_float("beta2", beta2, minimum=0.0, maximum=1.0)
         for name, value in (("beta1", beta1), ("beta2", beta2)):
             if value == 1.0:
                 raise ValueError(f"{name} must be in [0, 1) (the bias correction divides by "
                                  f"1 - {name}^t), got 1.0")
-        delta = check_float("delta", delta, minimum=0.0, strict_minimum=True)
-        super().__init__(d, loss)
-        self.eta, self.beta1, self.beta2, self.delta = eta, beta1, beta2, delta
+        self.delta = delta
+        super().__init__(d, loss, eta)
+        self.beta1, self.beta2 = beta1, beta2
         self.m = np.zeros(self.d)
         self.v = np.zeros(self.d)
+
+    @property
+    def delta(self) -> float:
+        """The constant added to ``sqrt(v_hat)`` (> 0)."""
+        return self._delta
+
+    @delta.setter
+    def delta(self, value: float) -> None:
+        self._delta = _check_scale("delta", value)
 
     def __repr__(self) -> str:
         return (f"Adam(d={self.d}, eta={self.eta:g}, beta1={self.beta1:g}, beta2={self.beta2:g}, "
                 f"delta={self.delta:g}, loss={self.loss_name!r}) t={self.t}")
 
-    def _update(self, g: np.ndarray, nonzero: bool) -> None:
-        self.m = self.beta1 * self.m + (1.0 - self.beta1) * g
-        self.v = self.beta2 * self.v + (1.0 - self.beta2) * g * g
-        m_hat = self.m / (1.0 - self.beta1 ** self.t)
-        v_hat = self.v / (1.0 - self.beta2 ** self.t)
-        self.beta = self.beta - self.eta * m_hat / (np.sqrt(v_hat) + self.delta)
+    def _update(self, slope: float, x: np.ndarray, squared_gradient: float) -> None:
+        """Runs on a zero gradient too: ``m`` decays and ``beta`` keeps moving. ``||g||^2 <=
+        1e300`` keeps ``g * g`` and so ``v`` finite; only ``beta`` needs a check."""
+        g = slope * x
+        m = self.beta1 * self.m + (1.0 - self.beta1) * g
+        v = self.beta2 * self.v + (1.0 - self.beta2) * g * g
+        m_hat = m / (1.0 - self.beta1 ** self.t)
+        v_hat = v / (1.0 - self.beta2 ** self.t)
+        beta = self.beta - self._eta * m_hat / (np.sqrt(v_hat) + self._delta)
+        if not np.isfinite(beta).all():
+            raise _RoundFailed(_beta_overflow(self._eta, self._delta))
+        self.m, self.v, self.beta = m, v, beta
 
     def state_dict(self) -> dict:
-        return {**self._common_state(), "eta": self.eta, "beta1": self.beta1,
-                "beta2": self.beta2, "delta": self.delta, "m": self.m.copy(), "v": self.v.copy()}
+        return {**self._common_state(), "beta1": self.beta1, "beta2": self.beta2,
+                "delta": self.delta, "m": self.m.copy(), "v": self.v.copy()}
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "Adam":
-        check_kind(state, cls)
-        learner = cls(int(state["d"]), eta=float(state["eta"]), beta1=float(state["beta1"]),
-                      beta2=float(state["beta2"]), delta=float(state["delta"]),
-                      loss=str(state["loss"]))
-        learner._restore_common(state)
-        learner.m = np.asarray(state["m"], dtype=float).reshape(learner.d).copy()
-        learner.v = np.asarray(state["v"], dtype=float).reshape(learner.d).copy()
+        reader = StateReader(state, cls)
+        d, arguments = cls._read_arguments(reader)
+        learner = cls(d, beta1=reader.number("beta1", minimum=0.0, maximum=1.0),
+                      beta2=reader.number("beta2", minimum=0.0, maximum=1.0),
+                      delta=reader.number("delta", minimum=SCALES[0], maximum=SCALES[1]), **arguments)
+        learner.load_state_dict(state)
         return learner
+
+    def load_state_dict(self, state: dict) -> None:
+        """In place, checked before anything is stored: ``d``, ``loss``, ``beta1`` and
+        ``beta2`` must be this learner's own; ``eta``, ``delta`` in [1e-100, 1e100];
+        ``beta``, ``m``, ``v`` finite of length d; ``t >= 0``. ``m`` and ``v`` are decaying
+        averages of ``g`` and ``g * g`` with ``||g||^2 <= 1e300``: ``|m| <= 1e150`` and
+        ``0 <= v <= 1e300``."""
+        reader = StateReader(state, type(self))
+        reader.same("beta1", self.beta1)
+        reader.same("beta2", self.beta2)
+        common = self._read_common(reader)
+        delta = reader.number("delta", minimum=SCALES[0], maximum=SCALES[1])
+        m, v = reader.array("m", (self.d,)), reader.array("v", (self.d,))
+        if not np.abs(m).max() <= math.sqrt(MAX_SQUARED_MASS):
+            raise reader.refuse("m", "at most 1e150 in size (an average of gradients)", float(np.abs(m).max()))
+        if not (v.min() >= 0 and v.max() <= MAX_SQUARED_MASS):
+            raise reader.refuse("v", "in [0, 1e300] (an average of squared gradients)",
+                                (float(v.min()), float(v.max())))
+        self._restore_common(common)
+        self.delta, self.m, self.v = delta, m, v

@@ -12,13 +12,26 @@ Each class keeps what it needs to apply ``H_t^{-1}`` to a vector, with ``G_t = s
   (d x 2 tau, ``r`` orthonormal columns) and ``M`` (2 tau x 2 tau); the rank ``r`` cycles
   between tau - 1 and 2 tau; O(tau d + tau^3) per round on average.
 
-The learner calls, every round with a non-zero gradient ``g``: ``add(g)`` (``G`` or its
-sketch takes ``g``), ``solve(v)`` (``H_t^{-1} v`` for the update of ``beta``; ``solve(v,
-delta)`` uses another delta with the same ``G``, so one eigendecomposition can serve
-several learners), then
-``compress()`` (ADA-FFD's shrink, *after* the update as in the paper's step 12; a no-op
-elsewhere). The sketched classes never form a d x d matrix except in :meth:`gram`
-and :meth:`matrix`, which exist for inspection and tests.
+The learner calls, every round with a non-zero gradient ``g``: ``checkpoint()``, ``add(g)``
+(``G`` or its sketch takes ``g``), ``solve(v)`` (``H_t^{-1} v`` for the update of ``beta``;
+``solve(v, delta)`` uses another delta with the same ``G``, so one eigendecomposition can
+serve several learners), then ``compress()`` (ADA-FFD's shrink, *after* the update as in
+the paper's step 12; a no-op elsewhere). If ``add`` fails (``LinAlgError``, a non-finite
+result) or the learner finds the new ``beta`` not finite, ``rollback(checkpoint)`` puts
+the matrix back as it was before ``add``: the checkpoint holds only what ``add`` overwrites
+in place (nothing for ADA-FULL and ADA-DIAG, whose ``add`` builds new arrays; the small
+``M`` block for ADA-FFD; the sketch for ADA-FD), so a round needs no copy of the state.
+``compress`` cannot fail (a product of orthonormal matrices), so it runs after the checks.
+
+LAPACK never sees a non-finite matrix: :func:`_eigh` refuses one (``FloatingPointError``),
+and the learner keeps ``tr(G) = sum ||g||^2`` at most
+:data:`explorer.sketch.MAX_SQUARED_MASS`, which bounds every entry of ``G``, ``M`` and the
+FD sketch. Loading a state (``read_state`` then ``restore``) checks what a run keeps true:
+finite arrays of the right shapes, symmetric ``G`` and ``M``, non-negative eigenvalues in
+descending order, ranks within tau, ADA-FFD's ``V`` orthonormal in its first ``r`` columns.
+
+The sketched classes never form a d x d matrix except in :meth:`gram` and :meth:`matrix`,
+which exist for inspection and tests.
 """
 
 from __future__ import annotations
@@ -29,7 +42,7 @@ import numpy as np
 import scipy.linalg
 
 from ..sketch import FrequentDirections
-from ..state import copy_array
+from ..state import StateReader, copy_array, state_part
 
 __all__ = ["FullProximal", "DiagonalProximal", "FDProximal", "FFDProximal", "ShrinkInfo",
            "ORTHOGONALITY_EPS"]
@@ -40,6 +53,22 @@ ORTHOGONALITY_EPS = 1e-10
 The paper's literal test ``g' != g`` would add rounding noise as new directions once the
 columns of ``V`` span every gradient (for example once ``r = d``); docs/algorithms.md section 4.
 """
+
+
+ORTHONORMALITY_TOLERANCE = 1e-6
+"""How far a loaded state's orthonormal matrices (ADA-FFD's ``V``, the eigenvectors) may be
+from orthonormal, ``max |Q^T Q - I|``, and ADA-FD's basis rows from norm 1: runs keep them
+near 1e-15 (tests/test_adagrad.py checks ADA-FFD's 1e-10 over 100,000 rounds)."""
+
+_TINY_SQUARE = 2.0 ** -600
+"""A vector with a squared norm below this is normalized after scaling it by
+:data:`_TINY_SCALE`: the squares of entries below ~1e-154 fall among the subnormal numbers
+or underflow to 0, so ADA-FFD's new column of ``V`` would not have norm 1 and ADA-FD's
+basis row would be divided by 0."""
+
+_TINY_SCALE = 2.0 ** 600
+"""Exact (a power of two); the entries of a vector with ``||v||^2 < 2^-600`` are below
+2^-300, so scaled they stay below 2^300, and even the smallest subnormal becomes ~2e-143."""
 
 
 class ShrinkInfo(NamedTuple):
@@ -57,7 +86,11 @@ def _eigh(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     LAPACK's divide and conquer (``numpy.linalg.eigh``: syevd, the lightest call for the
     small matrices of ADA-FFD); on its rare non-convergence, scipy's QR algorithm (syev).
+    A matrix with NaN or inf never reaches LAPACK: ``FloatingPointError`` (the learner then
+    rolls the round back).
     """
+    if not np.isfinite(M).all():
+        raise FloatingPointError("the matrix to decompose is not finite")
     try:
         values, vectors = np.linalg.eigh(M)
     except np.linalg.LinAlgError:
@@ -105,6 +138,13 @@ class FullProximal:
         values[values <= self.d * np.finfo(float).eps * values[0]] = 0.0
         self.G, self._values, self._vectors = G, values, vectors
 
+    def checkpoint(self) -> tuple:
+        """What :meth:`rollback` needs: ``add`` builds new arrays, so references suffice."""
+        return self.G, self._values, self._vectors
+
+    def rollback(self, saved: tuple) -> None:
+        self.G, self._values, self._vectors = saved
+
     def solve(self, v: np.ndarray, delta: float | None = None) -> np.ndarray:
         delta = self.delta if delta is None else delta
         U = self._vectors
@@ -134,10 +174,21 @@ class FullProximal:
     def state_dict(self) -> dict:
         return {"G": copy_array(self.G), "values": self._values.copy(), "vectors": copy_array(self._vectors)}
 
-    def load(self, state: dict) -> None:
-        self.G = _array(state, "G", (self.d, self.d))
-        self._values = _array(state, "values", (self.d,))
-        self._vectors = _array(state, "vectors", (self.d, self.d))
+    def read_state(self, state: dict, owner: str) -> dict:
+        """The arrays of ``state`` (this object's ``state_dict()`` keys), checked; nothing is
+        stored (:meth:`restore` does). ``"trace"``: ``tr(G)``, which the learner's
+        ``gradient_mass`` must cover."""
+        reader = StateReader(state, owner, prefix=PREFIX)
+        G = reader.array("G", (self.d, self.d))
+        _check_gram(reader, "G", G)
+        values = reader.array("values", (self.d,))
+        _check_spectrum(reader, "values", values, float(np.trace(G)))
+        vectors = reader.array("vectors", (self.d, self.d))
+        _check_orthonormal(reader, "vectors", vectors)
+        return {"G": G, "values": values, "vectors": vectors, "trace": float(np.trace(G))}
+
+    def restore(self, staged: dict) -> None:
+        self.G, self._values, self._vectors = staged["G"], staged["values"], staged["vectors"]
 
 
 class DiagonalProximal:
@@ -150,6 +201,12 @@ class DiagonalProximal:
 
     def add(self, g: np.ndarray) -> None:
         self.squares = self.squares + g * g
+
+    def checkpoint(self) -> np.ndarray:
+        return self.squares  # add builds a new array
+
+    def rollback(self, saved: np.ndarray) -> None:
+        self.squares = saved
 
     def solve(self, v: np.ndarray, delta: float | None = None) -> np.ndarray:
         delta = self.delta if delta is None else delta
@@ -174,8 +231,16 @@ class DiagonalProximal:
     def state_dict(self) -> dict:
         return {"squares": self.squares.copy()}
 
-    def load(self, state: dict) -> None:
-        self.squares = _array(state, "squares", (self.d,))
+    def read_state(self, state: dict, owner: str) -> dict:
+        """See :meth:`FullProximal.read_state`; ``squares`` (the diagonal of ``G``) >= 0."""
+        reader = StateReader(state, owner, prefix=PREFIX)
+        squares = reader.array("squares", (self.d,))
+        if (squares < 0).any():
+            raise reader.refuse("squares", "non-negative (sums of squared gradients)", float(squares.min()))
+        return {"squares": squares, "trace": float(squares.sum())}
+
+    def restore(self, staged: dict) -> None:
+        self.squares = staged["squares"]
 
 
 class FDProximal:
@@ -206,13 +271,29 @@ class FDProximal:
         shrink = self.sketch.insert_row(g) if g.any() else None  # a zero row takes no row
         rows = self.sketch.rows_view
         if shrink is not None:  # rows = Sigma' V^T, orthogonal
-            sigma = np.sqrt(np.einsum("ij,ij->i", rows, rows))
-            basis = rows / sigma[:, None]
+            squared = np.einsum("ij,ij->i", rows, rows)
+            if (squared < _TINY_SQUARE).any():  # tiny rows: normalized scaled, see _TINY_SQUARE
+                scales = np.where(squared < _TINY_SQUARE, _TINY_SCALE, 1.0)
+                rows = rows * scales[:, None]
+                sigma = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+                basis = rows / sigma[:, None]
+                sigma = sigma / scales
+            else:
+                sigma = np.sqrt(squared)
+                basis = rows / sigma[:, None]
         else:
             _, sigma, basis = scipy.linalg.svd(rows, full_matrices=False, check_finite=False)
             keep = sigma > 0
             sigma, basis = sigma[keep], basis[keep]
         self._sigma, self._basis = sigma, basis
+
+    def checkpoint(self) -> tuple:
+        """The sketch's state (``add`` writes into its buffer) and the current factors."""
+        return self.sketch.state_dict(), self._sigma, self._basis
+
+    def rollback(self, saved: tuple) -> None:
+        sketch_state, self._sigma, self._basis = saved
+        self.sketch.load_state_dict(sketch_state)
 
     def solve(self, v: np.ndarray, delta: float | None = None) -> np.ndarray:
         delta = self.delta if delta is None else delta
@@ -246,13 +327,35 @@ class FDProximal:
         return {"sigma": self._sigma.copy(), "basis": copy_array(self._basis),
                 **{f"sketch.{k}": v for k, v in self.sketch.state_dict().items()}}
 
-    def load(self, state: dict) -> None:
-        self.sketch.load_state_dict({k[len("sketch."):]: v for k, v in state.items()
-                              if k.startswith("sketch.")})
-        self._sigma = np.asarray(state["sigma"], dtype=float).reshape(-1).copy()
-        self._basis = copy_array(np.asarray(state["basis"], dtype=float).reshape(-1, self.d))
-        if self._basis.shape[0] != self._sigma.size:
-            raise ValueError("state_dict basis and sigma disagree on the sketch's rank")
+    def read_state(self, state: dict, owner: str) -> dict:
+        """See :meth:`FullProximal.read_state`. The sketch is checked by
+        :meth:`FrequentDirections.load_state_dict` (on a scratch sketch; ``"sketch"`` in the
+        result); ``sigma`` holds at most as many positive values as the sketch has rows, and
+        ``basis`` one row of length d for each. ``"trace"``: the sketch's ``||A||_F^2``."""
+        reader = StateReader(state, owner, prefix=PREFIX)
+        sketch = FrequentDirections(self.d, self.tau)
+        sketch.load_state_dict(state_part(state, "sketch."))
+        shape = np.shape(reader.raw("sigma"))
+        if len(shape) != 1 or shape[0] > sketch.rank:
+            raise reader.refuse("sigma", f"a vector of at most {sketch.rank} values (the sketch's rows)",
+                                f"shape {shape}")
+        sigma = reader.array("sigma", shape)
+        if not (sigma > 0).all():
+            raise reader.refuse("sigma", "positive (the non-zero singular values of the sketch)",
+                                float(sigma.min()))
+        held = float(np.sum(sketch.rows ** 2))
+        if not float(np.sum(sigma ** 2)) <= held * (1 + ORTHONORMALITY_TOLERANCE):
+            raise reader.refuse("sigma", f"singular values of the sketch (squares summing to "
+                                f"||B||_F^2 = {held:.6g})", float(np.sum(sigma ** 2)))
+        basis = reader.array("basis", (shape[0], self.d))
+        error = float(np.max(np.abs(np.einsum("ij,ij->i", basis, basis) - 1.0), initial=0.0))
+        if not error <= ORTHONORMALITY_TOLERANCE:
+            raise reader.refuse("basis", "rows of norm 1 (singular vectors)", error)
+        return {"sketch": sketch, "sigma": sigma, "basis": basis, "trace": sketch.frobenius_squared}
+
+    def restore(self, staged: dict) -> None:
+        self.sketch.load_state_dict(staged["sketch"].state_dict())
+        self._sigma, self._basis = staged["sigma"], staged["basis"]
 
 
 class FFDProximal:
@@ -292,19 +395,40 @@ class FFDProximal:
     def add(self, g: np.ndarray) -> None:
         r = self.r
         V = self.V[:, :r]
+        squared = g @ g
+        tiny = squared < _TINY_SQUARE and g.any()  # projected scaled, see _TINY_SQUARE
+        if tiny:
+            g = g * _TINY_SCALE
+            squared = g @ g
         c = V.T @ g
         residual = g - V @ c
         norm = np.sqrt(residual @ residual)
-        if r < self.d and norm > ORTHOGONALITY_EPS * np.sqrt(g @ g):
+        if r < self.d and norm > ORTHOGONALITY_EPS * np.sqrt(squared):
             correction = V.T @ residual  # second Gram-Schmidt pass
             residual -= V @ correction
             norm = np.sqrt(residual @ residual)
             self.V[:, r] = residual / norm
             c = np.concatenate((c + correction, (norm,)))
             r += 1
+        if tiny:
+            c = c / _TINY_SCALE
         self.M[:r, :r] += c[:, None] * c
         self.r = r
         self._values, self._vectors = _eigh(self.M[:r, :r])
+
+    def checkpoint(self) -> tuple:
+        """What ``add`` overwrites: the rank, the leading r x r block of ``M`` (a copy, at
+        most 2 tau x 2 tau) and the eigendecomposition (``add`` makes new arrays for it).
+        Columns r and beyond of ``V`` and the rest of ``M`` are zero, so need no copy."""
+        r = self.r
+        return r, self.M[:r, :r].copy(), self._values, self._vectors
+
+    def rollback(self, saved: tuple) -> None:
+        r, block, self._values, self._vectors = saved
+        self.V[:, r:] = 0.0
+        self.M[:] = 0.0
+        self.M[:r, :r] = block
+        self.r = r
 
     def solve(self, v: np.ndarray, delta: float | None = None) -> np.ndarray:
         delta = self.delta if delta is None else delta
@@ -359,15 +483,30 @@ class FFDProximal:
         return {"V": copy_array(self.V), "M": copy_array(self.M), "r": self.r,
                 "values": self._values.copy(), "vectors": copy_array(self._vectors)}
 
-    def load(self, state: dict) -> None:
-        self.V = _array(state, "V", self.V.shape)
-        self.M = _array(state, "M", self.M.shape)
-        r = int(state["r"])
-        if not 0 <= r <= min(2 * self.tau, self.d):
-            raise ValueError(f"state_dict rank r = {r} does not fit tau = {self.tau}, d = {self.d}")
-        self.r = r
-        self._values = _array(state, "values", (r,))
-        self._vectors = _array(state, "vectors", (r, r))
+    def read_state(self, state: dict, owner: str) -> dict:
+        """See :meth:`FullProximal.read_state`. The rank ``r`` is below 2 tau (a round that
+        reaches 2 tau shrinks) and at most d; ``V`` is zero after its first r columns, which
+        are orthonormal (:data:`ORTHONORMALITY_TOLERANCE`); ``M`` is zero outside its leading
+        r x r block, which is symmetric with eigenvalues ``values``. ``"trace"``: ``tr(M)``."""
+        reader = StateReader(state, owner, prefix=PREFIX)
+        V = reader.array("V", self.V.shape)
+        M = reader.array("M", self.M.shape)
+        r = reader.count("r", maximum=min(2 * self.tau - 1, self.d))
+        if V[:, r:].any():
+            raise reader.refuse("V", f"zero after its first r = {r} columns", "non-zero columns")
+        _check_orthonormal(reader, "V", V[:, :r])
+        if M[r:].any() or M[:, r:].any():
+            raise reader.refuse("M", f"zero outside its leading r x r block (r = {r})", "non-zero entries")
+        _check_gram(reader, "M", M)
+        values = reader.array("values", (r,))
+        _check_spectrum(reader, "values", values, float(np.trace(M)))
+        vectors = reader.array("vectors", (r, r))
+        _check_orthonormal(reader, "vectors", vectors)
+        return {"V": V, "M": M, "r": r, "values": values, "vectors": vectors, "trace": float(np.trace(M))}
+
+    def restore(self, staged: dict) -> None:
+        self.V, self.M, self.r = staged["V"], staged["M"], staged["r"]
+        self._values, self._vectors = staged["values"], staged["vectors"]
 
 
 def _ratio(sigma: np.ndarray, delta: float) -> np.ndarray:
@@ -375,11 +514,35 @@ def _ratio(sigma: np.ndarray, delta: float) -> np.ndarray:
     return sigma / (delta + sigma)
 
 
-def _array(state: dict, name: str, shape: tuple) -> np.ndarray:
-    """``state[name]`` as a float array of the given shape (a copy in the same memory layout,
-    :func:`explorer.state.copy_array`), else ValueError."""
-    array = np.asarray(state[name], dtype=float)
-    if array.shape != tuple(shape):
-        raise ValueError(f"state_dict entry {name!r} has shape {array.shape}, "
-                         f"expected {tuple(shape)}")
-    return copy_array(array)
+PREFIX = "proximal."
+"""Where the proximal matrix's entries sit in the learner's state dict."""
+
+
+def _check_gram(reader: StateReader, key: str, G: np.ndarray) -> None:
+    """A sum of outer products ``g g^T`` is exactly symmetric (``g_i g_j = g_j g_i`` in
+    floating point too) with a non-negative diagonal."""
+    if not np.array_equal(G, G.T):
+        raise reader.refuse(key, "symmetric (a sum of g g^T)", "an asymmetric matrix")
+    if (np.diag(G) < 0).any():
+        raise reader.refuse(key, "with a non-negative diagonal (a sum of g g^T)", float(np.diag(G).min()))
+
+
+def _check_orthonormal(reader: StateReader, key: str, Q: np.ndarray) -> None:
+    """Orthonormal columns, to :data:`ORTHONORMALITY_TOLERANCE`."""
+    error = float(np.max(np.abs(Q.T @ Q - np.eye(Q.shape[1])), initial=0.0))
+    if not error <= ORTHONORMALITY_TOLERANCE:
+        raise reader.refuse(key, f"orthonormal columns (max |Q^T Q - I| <= {ORTHONORMALITY_TOLERANCE:g})",
+                            error)
+
+
+def _check_spectrum(reader: StateReader, key: str, values: np.ndarray, trace: float) -> None:
+    """Eigenvalues of a PSD matrix as :func:`_eigh` keeps them: >= 0, descending, summing to
+    its (finite) trace, up to rounding: 1e-6 relative, plus the subnormal range."""
+    if not np.isfinite(trace):
+        raise reader.refuse(key, "eigenvalues of a matrix with a finite trace", trace)
+    if (values < 0).any() or (values[:-1] < values[1:]).any():
+        raise reader.refuse(key, "non-negative and descending (eigenvalues of a PSD matrix)",
+                            values.tolist()[:8])
+    if not abs(float(values.sum()) - trace) <= 1e-6 * trace + 1e-290:
+        raise reader.refuse(key, f"eigenvalues summing to the matrix's trace {trace:.6g}",
+                            float(values.sum()))
