@@ -12,6 +12,10 @@ Directions (two FD sketches, ``B+`` and ``B-``) and never forms ``Theta``
 - :class:`FTRLFM` ``(d, *, eta=None, loss="squared")``, :class:`OGDFM` (same arguments)
 - ``learn(x, y) -> loss``, ``predict(x) -> z``; ``x`` dense, ``(indices, values)`` or
   scipy.sparse; :func:`progressive` runs a whole stream.
+- All or nothing: bad input is a ``ValueError`` before anything changes, and a round that
+  diverges raises :class:`Diverged` (a ``ValueError``, naming the row) with the learner as
+  it was before the call; the scale limits are ``MAX_SQUARED_NORM`` (rows), ``MAX_LABEL``,
+  ``MAX_PREDICTION`` and ``MAX_THETA_ENTRY``.
 
 >>> from explorer.fm import SketchedFTRL, FTRLFM, progressive, synthetic_ratings
 >>> data = synthetic_ratings(2000, n_users=40, n_items=60, seed=1)
@@ -22,12 +26,15 @@ Directions (two FD sketches, ``B+`` and ``B-``) and never forms ``Theta``
 True
 """
 
-from .compact import as_fm_row, augment, compact_theta, fm_predict, split_theta
+from .compact import MAX_LABEL, MAX_SQUARED_NORM, as_fm_row, augment, compact_theta, fm_predict, split_theta
 from .data import Ratings, movielens_100k, one_hot, spambase, synthetic_ratings
 from .learners import (
     FTRLFM,
     LOSS_NAMES,
+    MAX_PREDICTION,
+    MAX_THETA_ENTRY,
     OGDFM,
+    Diverged,
     FMStepEvent,
     Progressive,
     SketchedFTRL,
@@ -41,7 +48,12 @@ __all__ = [
     "FMStepEvent",
     "Progressive",
     "progressive",
+    "Diverged",
     "LOSS_NAMES",
+    "MAX_SQUARED_NORM",
+    "MAX_LABEL",
+    "MAX_PREDICTION",
+    "MAX_THETA_ENTRY",
     "augment",
     "compact_theta",
     "split_theta",

@@ -23,6 +23,12 @@ is never expanded to d numbers:
 - a scipy.sparse row of shape (1, d) (any format; duplicate entries are summed) or a 1-D
   sparse array of shape (d,).
 
+Scale limits (issue 13), checked before a learner changes anything: a row's
+``||a_hat||^2 = ||a||^2 + 1`` is at most :data:`MAX_SQUARED_NORM` (1e300), so every entry
+of ``a_hat a_hat^T`` is a finite float, and a label is at most :data:`MAX_LABEL` (1e150)
+in magnitude, so ``(z - b)^2`` is finite for every prediction the learners accept
+(``|z| <= 1e150``, :mod:`.learners`). Entries up to about 1e150 are therefore fine.
+
 >>> import numpy as np
 >>> w0, w, X = 0.5, np.array([1.0, -2.0]), np.array([[0.0, 1.5], [1.5, 0.0]])
 >>> Theta = compact_theta(w0, w, X)
@@ -33,14 +39,23 @@ is never expanded to d numbers:
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import scipy.sparse
 
 from .._validation import as_row, as_rows, check_float
+from ..sketch import squared_norms
 
-__all__ = ["augment", "compact_theta", "split_theta", "fm_predict", "as_fm_row"]
+__all__ = ["augment", "compact_theta", "split_theta", "fm_predict", "as_fm_row", "as_fm_rows",
+           "check_label", "check_labels", "MAX_SQUARED_NORM", "MAX_LABEL"]
+
+MAX_SQUARED_NORM = 1e300
+"""The largest ``||a_hat||^2 = ||a||^2 + 1`` of an input row: below it every entry
+``a_i a_j`` of the rank-one gradient is a finite float (and S-FTRL's sketch row
+``sqrt(|q|) a_hat`` stays within Frequent Directions' own limit for ``|q| <= 1``)."""
+
+MAX_LABEL = 1e150
+"""The largest label magnitude: with predictions kept within the same bound, the squared
+loss ``(z - b)^2 / 2`` and its derivative ``z - b`` are finite floats."""
 
 _SMALL = 64
 """Rows with at most this many non-zeros are checked with Python builtins (faster)."""
@@ -95,8 +110,9 @@ def as_fm_row(x, d: int, name: str = "x") -> tuple[np.ndarray | None, np.ndarray
     """Validate one input row: ``(indices, values)`` if sparse, ``(None, values)`` if dense.
 
     Raises ``ValueError`` naming ``name`` for a wrong length, out-of-range or repeated
-    index, non-integer indices, or a NaN/inf value. Nothing is densified: a sparse row
-    costs O(nnz), a dense one O(d).
+    index, non-integer indices, values that are not real numbers (strings, complex), a
+    NaN/inf value, or ``||x||^2 + 1 > MAX_SQUARED_NORM``. Nothing is densified: a sparse
+    row costs O(nnz), a dense one O(d).
 
     >>> as_fm_row(([4, 1], [1.0, 1.0]), d=5)
     (array([4, 1]), array([1., 1.]))
@@ -109,15 +125,32 @@ def as_fm_row(x, d: int, name: str = "x") -> tuple[np.ndarray | None, np.ndarray
         return _from_pair(x[0], x[1], d, name)
     if scipy.sparse.issparse(x):
         return _from_scipy(x, d, name)
-    return None, as_row(x, d, name)
+    val = as_row(x, d, name)
+    _check_norm(float(squared_norms(val[None, :])[0]), val, name)
+    return None, val
+
+
+def _check_norm(squared_norm: float, values: np.ndarray, name: str) -> None:
+    """Refuse a row with NaN or inf (``squared_norm`` is then not finite), or whose
+    ``||x||^2 + 1`` exceeds :data:`MAX_SQUARED_NORM`."""
+    if squared_norm + 1.0 <= MAX_SQUARED_NORM:
+        return
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name} contains NaN or inf; only finite values are allowed")
+    raise ValueError(f"{name} is too large: ||{name}||^2 + 1 = {squared_norm + 1.0:.3g} exceeds "
+                     f"{MAX_SQUARED_NORM:.0e}, beyond which the FM's rank-one gradient a_hat a_hat^T "
+                     "overflows (entries up to about 1e150 are fine); rescale the data")
 
 
 def _from_pair(indices, values, d: int, name: str) -> tuple[np.ndarray, np.ndarray]:
     try:
         idx = np.asarray(indices)
-        val = np.asarray(values, dtype=float)
+        val = np.asarray(values)
     except (TypeError, ValueError) as error:
         raise ValueError(f"{name} must be an (indices, values) pair of numeric arrays: {error}") from None
+    if val.dtype.kind not in "biuf":  # as _validation.as_row: strings, complex, objects refused
+        raise ValueError(f"{name} values must hold real numbers (int, float or bool), got dtype {val.dtype}")
+    val = val.astype(float, copy=False)
     if idx.dtype.kind not in "iu":
         if idx.size:
             raise ValueError(f"{name} indices must be integers, got dtype {idx.dtype}")
@@ -129,31 +162,52 @@ def _from_pair(indices, values, d: int, name: str) -> tuple[np.ndarray, np.ndarr
         if idx.size <= _SMALL:  # Python builtins beat numpy calls on a handful of entries
             listed = idx.tolist()
             low, high, unique = min(listed), max(listed), len(set(listed)) == len(listed)
-            finite = all(map(math.isfinite, val.tolist()))
+            squared_norm = sum(v * v for v in val.tolist())  # inf on overflow, NaN from NaN
         else:
             ordered = np.sort(idx)
             low, high = int(ordered[0]), int(ordered[-1])
             unique = not bool((ordered[1:] == ordered[:-1]).any())
-            finite = bool(np.isfinite(val).all())
+            squared_norm = float(squared_norms(val[None, :])[0])
         if low < 0 or high >= d:
             raise ValueError(f"{name} indices must lie in [0, {d - 1}] (d = {d}), "
                              f"got {low if low < 0 else high}")
         if not unique:
             raise ValueError(f"{name} indices must not repeat (sum the values of a repeated index)")
-        if not finite:
-            raise ValueError(f"{name} contains NaN or inf; only finite values are allowed")
+        _check_norm(squared_norm, val, name)
     return idx, val
+
+
+def _checked_sparse(x, name: str):
+    """A copy of a scipy.sparse matrix, in CSR, CSC, BSR or COO format, with real values and
+    an index structure checked in full before any compiled scipy code reads it: scipy's
+    conversions (``tocoo``, ``tocsr``, ``toarray``) trust the indices, and write out of
+    bounds on a hand-built matrix whose index exceeds its shape or whose ``indptr`` falls."""
+    if x.dtype.kind not in "biuf":  # scipy would drop an imaginary part with only a warning
+        raise ValueError(f"{name} must hold real numbers (int, float or bool), got dtype {x.dtype}")
+    try:
+        # lil, dok and dia become COO in Python and numpy code; the others are copied by numpy
+        x = x.copy() if x.format in ("csr", "csc", "bsr", "coo") else x.tocoo()
+        if x.format == "coo":
+            for axis, coords in enumerate(x.coords):
+                if coords.shape != x.data.shape:
+                    raise ValueError("coords and data differ in length")
+                if coords.size and (coords.min() < 0 or coords.max() >= x.shape[axis]):
+                    raise ValueError(f"axis {axis} index out of range [0, {x.shape[axis] - 1}]")
+        else:
+            x.check_format(full_check=True)
+    except (ValueError, IndexError, TypeError) as error:
+        raise ValueError(f"{name} is not a valid sparse matrix: {error}") from None
+    return x
 
 
 def _from_scipy(x, d: int, name: str) -> tuple[np.ndarray, np.ndarray]:
     if x.shape not in ((1, d), (d,)):
         raise ValueError(f"{name} must be a sparse row of shape (1, {d}) or ({d},), got shape {x.shape}")
-    coo = x.tocoo(copy=True)
+    coo = _checked_sparse(x, name).tocoo()
     coo.sum_duplicates()
     idx = np.asarray(coo.coords[-1], dtype=np.intp)
     val = np.asarray(coo.data, dtype=float)
-    if not np.isfinite(val).all():
-        raise ValueError(f"{name} contains NaN or inf; only finite values are allowed")
+    _check_norm(float(squared_norms(val[None, :])[0]), val, name)
     return idx, val
 
 
@@ -162,24 +216,65 @@ def as_fm_rows(X, d: int, name: str = "X"):
 
     Returns ``("csr", X)`` with canonical CSR (sorted, summed duplicates, finite) or
     ``("dense", X)``; used by :func:`explorer.fm.progressive` so rows need no re-check.
+    A sparse matrix is checked in full (indices in range, a non-decreasing ``indptr``,
+    before scipy converts it), as are its values (real, finite), and every row's
+    ``||x||^2 + 1 <= MAX_SQUARED_NORM``; the first bad row is named.
     """
     if scipy.sparse.issparse(X):
         if X.ndim != 2 or X.shape[1] != d:
             raise ValueError(f"{name} must have d = {d} columns, got shape {X.shape}")
-        X = scipy.sparse.csr_array(X, dtype=float, copy=True)
+        X = _checked_sparse(X, name)
+        if X.format != "csr" or X.dtype != float:
+            X = scipy.sparse.csr_array(X, dtype=float)
         X.sum_duplicates()
         if not np.isfinite(X.data).all():
-            raise ValueError(f"{name} contains NaN or inf; only finite values are allowed")
+            bad = int(np.searchsorted(X.indptr, np.flatnonzero(~np.isfinite(X.data))[0], side="right")) - 1
+            raise ValueError(f"{name} row {bad} contains NaN or inf; only finite values are allowed")
+        row_of_entry = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        norms = np.bincount(row_of_entry, weights=squared_norms(X.data[:, None]), minlength=X.shape[0])
+        _check_norms(norms, name)
         return "csr", X
-    return "dense", as_rows(X, d, name)
+    X = as_rows(X, d, name)
+    _check_norms(squared_norms(X), name)
+    return "dense", X
+
+
+def _check_norms(squared: np.ndarray, name: str) -> None:
+    """:func:`_check_norm` for every row of a stream, naming the first one refused."""
+    with np.errstate(over="ignore"):
+        over = np.flatnonzero(~(squared + 1.0 <= MAX_SQUARED_NORM))
+    if over.size:  # (the values are finite: checked before)
+        _check_norm(float(squared[over[0]]), np.zeros(0), f"{name} row {int(over[0])}")
 
 
 def check_label(y, loss_name: str, name: str = "y") -> float:
-    """A finite label; -1 or +1 for the logistic loss."""
-    if type(y) is float and math.isfinite(y):  # the common case, without the generic checks
+    """A finite label of magnitude at most :data:`MAX_LABEL`; -1 or +1 for the logistic loss."""
+    if type(y) is float and -MAX_LABEL <= y <= MAX_LABEL:  # the common case, without the generic checks
         pass
     else:
-        y = check_float(name, y)
+        y = check_float(name, y, minimum=-MAX_LABEL, maximum=MAX_LABEL)
     if loss_name == "logistic" and y not in (-1.0, 1.0):
         raise ValueError(f"{name} must be -1 or +1 for the logistic loss, got {y}")
     return y
+
+
+def check_labels(y, n: int, loss_name: str, name: str = "y") -> np.ndarray:
+    """n labels as :func:`check_label` accepts them, as a float array; the first bad one is named."""
+    try:
+        labels = np.asarray(y)
+    except (TypeError, ValueError):
+        labels = None
+    if labels is None or labels.shape != (n,):
+        shape = None if labels is None else labels.shape
+        raise ValueError(f"{name} must hold one label per row ({n}), got shape {shape}")
+    if labels.dtype.kind not in "biuf":  # strings, complex, objects: name the first one refused
+        for t, label in enumerate(y if isinstance(y, (list, tuple)) else labels.tolist()):
+            check_label(label, loss_name, name=f"{name}[{t}]")
+    labels = labels.astype(float)
+    bad = ~(np.abs(labels) <= MAX_LABEL)
+    if loss_name == "logistic":
+        bad |= (labels != 1.0) & (labels != -1.0)
+    if bad.any():
+        t = int(np.flatnonzero(bad)[0])
+        check_label(float(labels[t]), loss_name, name=f"{name}[{t}]")  # raises, naming the label
+    return labels

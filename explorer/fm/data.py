@@ -59,7 +59,8 @@ def one_hot(users, items, n_users: int, n_items: int) -> scipy.sparse.csr_array:
     users = np.asarray(users)
     items = np.asarray(items)
     if users.shape != items.shape or users.ndim != 1:
-        raise ValueError(f"users and items must be 1-D of one length, got shapes {users.shape} and {items.shape}")
+        raise ValueError(f"users and items must be 1-D of one length, got shapes {users.shape} "
+                         f"and {items.shape}")
     if users.size and (users.dtype.kind not in "iu" or items.dtype.kind not in "iu"):
         raise ValueError("users and items must be integer ids")
     if users.size and not (0 <= users.min() and users.max() < n_users):
@@ -115,7 +116,8 @@ def synthetic_ratings(n: int = 100_000, *, n_users: int = 943, n_items: int = 16
     """A MovieLens-shaped synthetic stream: skewed activity, biases, a low-rank taste, 1-5 stars.
 
     User activity and item popularity are log-normal (a few heavy users and blockbusters);
-    each (user, item) pair appears at most once, in random order. The rating is
+    each (user, item) pair appears at most once, in random order (``seed``: an integer >= 0,
+    or None for fresh randomness). The rating is
     ``round(3.53 + b_u + c_i + p_u^T q_i + noise)`` clipped to 1..5 (MovieLens-100K's mean
     is 3.53 and its rating standard deviation 1.13).
     """
@@ -124,6 +126,8 @@ def synthetic_ratings(n: int = 100_000, *, n_users: int = 943, n_items: int = 16
     n_items = check_int("n_items", n_items, minimum=1)
     rank = check_int("rank", rank, minimum=1)
     noise = check_float("noise", noise, minimum=0.0)
+    if seed is not None:
+        seed = check_int("seed", seed, minimum=0)
     if n > n_users * n_items:
         raise ValueError(f"n must be at most n_users * n_items = {n_users * n_items} "
                          f"(each pair is rated once), got {n}")

@@ -19,15 +19,25 @@ derivative ``z - b``. :mod:`explorer.losses` defines ``"squared"`` as ``(z - y)^
 of it. ``"logistic"`` is ``log(1 + exp(-b z))`` for ``b`` in {-1, +1}, as in losses.py.
 The authors' MATLAB code (github.com/bmdy/SFTRL) uses ``2(z - b)`` with ``eta = 0.01``;
 our default ``eta = 0.02`` with ``z - b`` is the same update.
+
+All or nothing (issue 13). Inputs are validated before anything changes (rows real and
+finite with ``||a_hat||^2 <= 1e300``, labels finite with ``|b| <= 1e150``, ±1 for
+"logistic": :mod:`.compact`). A round whose numbers leave the finite range -- a prediction
+``|z| > 1e150`` (:data:`MAX_PREDICTION`), an entry of ``Theta`` past 1e300
+(:data:`MAX_THETA_ENTRY`), a sketch row past Frequent Directions' mass limit, or a failed
+shrink -- raises :class:`Diverged` (a ``ValueError``) naming the row, with the learner as
+it was before the call: ``learn`` changes nothing before its round is known to be finite,
+and :func:`progressive` undoes the rounds it had already played.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import time
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Iterator, NamedTuple
 
 import numpy as np
 import scipy.linalg
@@ -36,13 +46,15 @@ import scipy.sparse
 from .._validation import check_float, check_int
 from ..hooks import Observable, StepEvent
 from ..losses import get_loss
-from ..sketch import GeneralizedFrequentDirections
-from ..state import check_kind, copy_array, stateful
+from ..sketch import GeneralizedFrequentDirections, ShrinkFailed
+from ..state import StateReader, all_or_nothing, copy_array, state_part, stateful
 from ._shrink import PartMemo
-from .compact import as_fm_row, as_fm_rows, check_label
+from .compact import as_fm_row, as_fm_rows, check_label, check_labels
 
 __all__ = ["SketchedFTRL", "FTRLFM", "OGDFM", "FMStepEvent", "Progressive", "progressive",
-           "LOSS_NAMES"]
+           "Diverged", "LOSS_NAMES", "MAX_PREDICTION", "MAX_THETA_ENTRY"]
+
+_ddot = scipy.linalg.blas.ddot  # ||a_hat||^2 in a round: BLAS directly, 4x less overhead than numpy
 
 LOSS_NAMES = ("squared", "logistic")
 """The two losses of the paper's experiments: ratings and binary labels."""
@@ -54,6 +66,36 @@ OGD_DEFAULT_ETA = {"squared": 0.5, "logistic": 4.0}
 """OGD's ``eta`` in ``eta / sqrt(t)``: hand-picked starting values (the paper gives none).
 Tuned on a validation split in ``notebooks/sftrl_paper.ipynb``, OGD's best step on
 MovieLens-100K is 2, not 0.5; the 4 for Spambase has not been tuned."""
+
+MAX_PREDICTION = 1e150
+"""A prediction ``|z|`` above this means the learner diverged: with labels within
+:data:`~explorer.fm.compact.MAX_LABEL` the loss and its derivative stay finite below it."""
+
+MAX_THETA_ENTRY = 1e300
+"""FTRL's and OGD's ``Theta`` keep every entry within this (a round that would push one past
+it diverged), so ``Theta`` is always finite. S-FTRL's sketch has Frequent Directions' own
+limit on ``||B+||_F^2`` and ``||B-||_F^2`` (:data:`~explorer.sketch.MAX_SQUARED_MASS`)."""
+
+
+class Diverged(ValueError, FloatingPointError):
+    """A round's numbers left the finite range (see the module docstring), or the sketch's
+    shrink failed; the learner is as it was before the call.
+
+    A ``ValueError`` like every refusal, and a ``FloatingPointError``, which is what
+    divergence raised before issue 13 (the lessons, notebooks and dashboard catch that).
+    ``row``: the row of the call it happened at (0 for :meth:`learn`); ``t``: the round
+    that row would have been.
+    """
+
+    def __init__(self, message: str, *, row: int = 0, t: int = 0):  # (defaults: for unpickling)
+        super().__init__(message)
+        self.row, self.t = row, t
+
+
+class _RoundFailed(Exception):
+    """Raised inside a round, before it stored anything; ``learn`` and ``progressive``
+    turn it into :class:`Diverged` with the row's number."""
+
 
 @dataclass(frozen=True)
 class FMStepEvent(StepEvent):
@@ -77,7 +119,9 @@ def _check_loss(loss) -> str:
 
 
 class _ConvexFM(Observable):
-    """Shared protocol: validation, the loss with its factor, predict / learn, events."""
+    """Shared protocol: validation, the loss with its factor, predict / learn, events,
+    and the all-or-nothing guarantees (``_RoundFailed`` inside a round, ``_transaction``
+    around a call of :func:`progressive`)."""
 
     _default_eta = DEFAULT_ETA
 
@@ -85,28 +129,50 @@ class _ConvexFM(Observable):
         super().__init__()
         self.d = check_int("d", d, minimum=1)
         self.loss = _check_loss(loss)
-        eta = self._default_eta[self.loss] if eta is None else eta
-        self.eta = check_float("eta", eta, minimum=0.0, strict_minimum=True)
+        self.eta = self._default_eta[self.loss] if eta is None else eta
         self._loss = get_loss(self.loss)
         # losses.py's squared loss is (z - y)^2; the FM ratings loss is half of it.
         self._factor = 0.5 if self.loss == "squared" else 1.0
         self.t = 0
 
+    @property
+    def eta(self) -> float:
+        """The step size; may be changed between calls (a finite number > 0)."""
+        return self._eta
+
+    @eta.setter
+    def eta(self, value) -> None:
+        self._eta = check_float("eta", value, minimum=0.0, strict_minimum=True)
+
     # -- the protocol -------------------------------------------------------------------
     def predict(self, x) -> float:
         """``z = a_hat^T Theta a_hat`` for a dense or sparse row (the log-odds for "logistic")."""
-        idx, val = as_fm_row(x, self.d)
-        return self._z(*self._augment(idx, val))
+        idx, val = self._augment(*as_fm_row(x, self.d))
+        return self._prediction(idx, val, _ddot(val, val))
 
     def learn(self, x, y) -> float:
         """Suffer the loss of the current ``Theta`` on ``(x, y)``, then update; return that loss.
 
         ``x``: a dense vector of length d, an ``(indices, values)`` pair or a scipy.sparse
         row (see :func:`explorer.fm.as_fm_row`); ``y``: a finite number (-1 or +1 for the
-        logistic loss). A bad input raises ``ValueError`` and changes nothing.
+        logistic loss). A bad input raises ``ValueError`` and changes nothing; so does a
+        round that diverges (:class:`Diverged`: lower eta; numpy may first warn about the
+        overflow, which :func:`progressive` silences for its whole loop).
         """
         idx, val = as_fm_row(x, self.d)
-        return self._learn(idx, val, check_label(y, self.loss))[1]
+        y = check_label(y, self.loss)
+        try:
+            return self._learn_augmented(*self._augment(idx, val), y)[1]
+        except (_RoundFailed, FloatingPointError) as failure:
+            raise self._diverged(failure, row=0) from None
+
+    def _diverged(self, failure: Exception, row: int) -> Diverged:
+        """The error for a round that failed at ``row`` of a call (the state is as before it):
+        ``failure`` is a ``_RoundFailed``, or numpy's ``FloatingPointError`` under
+        ``np.seterr(all="raise")``, which a round raises only before it stores anything."""
+        t = self.t + row + 1
+        return Diverged(f"{type(self).__name__}: row {row} of this call (round {t}): {failure}; "
+                        "nothing was updated", row=row, t=t)
 
     def _augment(self, idx, val):
         """``a_hat = [a; 1]`` as ``(indices, values)`` (``indices`` None for a dense row)."""
@@ -121,31 +187,56 @@ class _ConvexFM(Observable):
         idx_hat[n] = self.d
         return idx_hat, val_hat
 
-    def _learn(self, idx, val, y: float) -> tuple[float, float]:
-        """One round on an already validated row; returns ``(z, loss)``."""
-        return self._learn_augmented(*self._augment(idx, val), y)
-
     def _learn_augmented(self, idx, val, y: float) -> tuple[float, float]:
-        """One round on a validated ``a_hat`` (bias entry included); returns ``(z, loss)``."""
-        z = self._z(idx, val)
+        """One round on a validated ``a_hat`` (bias entry included); returns ``(z, loss)``.
+
+        All or nothing: raises ``_RoundFailed`` having stored nothing. ``|z| <= 1e150``
+        and ``|y| <= 1e150`` keep the loss and ``q`` finite; ``_update`` checks its own
+        numbers before it stores them, and the round is counted once it has.
+        """
+        squared_norm = _ddot(val, val)  # ||a_hat||^2: finite, at most 1e300 (checked input)
+        z = self._prediction(idx, val, squared_norm)
+        if not abs(z) <= MAX_PREDICTION:  # also NaN
+            raise _RoundFailed(f"the prediction z = {z:.3g} is not within +-{MAX_PREDICTION:.0e}: "
+                               f"the learner diverged; lower eta (now {self.eta:g})")
         loss = self._factor * float(self._loss.value(z, y))
         q = self._factor * float(self._loss.derivative(z, y))
-        if not (math.isfinite(loss) and math.isfinite(q)):
-            raise FloatingPointError(f"{type(self).__name__} diverged at round {self.t + 1} "
-                                     f"(prediction {z}); use a smaller eta (now {self.eta})")
+        self._update(idx, val, q, squared_norm)
         self.t += 1
-        self._update(idx, val, q)
         if self._hooks:
             self._emit(self._step_event(z, loss, q))
         return z, loss
 
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """Around a call of :func:`progressive`: if it raises, the learner is put back as it
+        was (:func:`~explorer.state.all_or_nothing`: one snapshot of the state per call)."""
+        with all_or_nothing(self):
+            yield
+
     def _step_event(self, z: float, loss: float, q: float) -> FMStepEvent:
         return FMStepEvent(t=self.t, loss=loss, prediction=z, q=q)
+
+    def _prediction(self, idx, val, squared_norm: float) -> float:
+        """``z = a_hat^T Theta a_hat``, without numpy's overflow warning: computed as is when
+        ``_z_bound`` shows that no number on the way can overflow (every ordinary round),
+        else with the warning silenced (the caller refuses a non-finite z)."""
+        if self._z_bound(val, squared_norm) <= 1e300:  # far below the largest float, 1.8e308
+            return self._z(idx, val)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._z(idx, val)
+
+    def _z_bound(self, val, squared_norm: float) -> float:
+        """An upper bound on every number the computation of ``_z`` passes through."""
+        raise NotImplementedError
 
     def _z(self, idx, val) -> float:
         raise NotImplementedError
 
-    def _update(self, idx, val, q: float) -> None:
+    def _update(self, idx, val, q: float, squared_norm: float) -> None:
+        """Add round ``t + 1``'s gradient ``q a_hat a_hat^T`` (``squared_norm`` =
+        ``||a_hat||^2``); raise ``_RoundFailed`` (having stored nothing) if its numbers would
+        leave the finite range."""
         raise NotImplementedError
 
     def theta(self) -> np.ndarray:
@@ -155,6 +246,17 @@ class _ConvexFM(Observable):
     def _base_state(self) -> dict:
         return {"kind": type(self).__name__, "d": self.d, "eta": self.eta, "loss": self.loss,
                 "t": self.t}
+
+    @staticmethod
+    def _read_settings(reader: StateReader) -> dict:
+        """The constructor's keyword arguments eta and loss, as a state stores them, checked."""
+        return {"eta": reader.number("eta", minimum=0.0, strict_minimum=True),
+                "loss": reader.text("loss", LOSS_NAMES)}
+
+    def _check_settings(self, reader: StateReader) -> None:
+        """An in-place load keeps the settings: the state's must be this learner's own."""
+        for key in ("d", "eta", "loss"):
+            reader.same(key, getattr(self, key))
 
 
 # -- S-FTRL --------------------------------------------------------------------------------
@@ -211,14 +313,24 @@ class SketchedFTRL(_ConvexFM):
     def __init__(self, d: int, *, m: int = 10, eta: float | None = None, loss: str = "squared",
                  fast: bool = True):
         super().__init__(d, eta=eta, loss=loss)
-        self.sketch = GeneralizedFrequentDirections(self.d + 1, m, fast=fast)
+        try:
+            self.sketch = GeneralizedFrequentDirections(self.d + 1, m, fast=fast)
+        except MemoryError:
+            raise ValueError(f"SketchedFTRL(d={d}, m={m}) needs two buffers of {2 * m} x {d + 1} "
+                             "floats, more memory than there is; choose a smaller m") from None
         self.m, self.fast = self.sketch.m, self.sketch.fast
         self._memo = (PartMemo(), PartMemo())  # for B+ and B-
-        self._forward_events(self.sketch, lambda event: dataclasses.replace(event, t=self.t))
+        # a shrink happens inside round t + 1 (t counts the rounds completed)
+        self._forward_events(self.sketch, lambda event: dataclasses.replace(event, t=self.t + 1))
 
     def __repr__(self) -> str:
         return (f"SketchedFTRL(d={self.d}, m={self.m}, eta={self.eta:g}, loss={self.loss!r}, "
                 f"fast={self.fast}) t={self.t}")
+
+    def _z_bound(self, val, squared_norm: float) -> float:
+        # |(B a)_i| <= ||B_i|| ||a|| and ||B a||^2 <= ||B||_F^2 ||a||^2 <= ||A||_F^2 ||a||^2
+        sketch = self.sketch
+        return (sketch.positive.frobenius_squared + sketch.negative.frobenius_squared) * squared_norm
 
     def _z(self, idx, val) -> float:
         plus, minus = self.sketch.positive, self.sketch.negative
@@ -230,16 +342,25 @@ class SketchedFTRL(_ConvexFM):
             n = minus.rows_view.take(idx, axis=1) @ val
         return -self.eta * (float(p @ p) - float(n @ n))
 
-    def _update(self, idx, val, q: float) -> None:
+    def _update(self, idx, val, q: float, squared_norm: float) -> None:
         if q == 0.0:
             return  # a zero gradient adds nothing (and GFD takes non-zero weights only)
         if q > 0:
             part, memo = self.sketch.positive, self._memo[0]
         else:
             part, memo = self.sketch.negative, self._memo[1]
-        # sqrt(|q|) > 0 and the bias entry is 1, so the row is never all zero.
+        # sqrt(|q|) > 0 and the bias entry is 1, so the row is never all zero; it is finite
+        # (|q| <= 2e150, ||a_hat||^2 <= 1e300), and insert_row is all or nothing.
         row = math.sqrt(abs(q)) * val
-        shrink = part.insert_row(row, columns=idx, rule=memo.shrink_rule(idx, part.m))
+        try:
+            shrink = part.insert_row(row, columns=idx, rule=memo.shrink_rule(idx, part.m))
+        except ShrinkFailed as error:
+            raise _RoundFailed(f"the sketch's shrink failed ({error})") from None
+        except ValueError:
+            raise _RoundFailed(
+                f"the gradient row sqrt(|q|) a_hat (q = {q:.3g}) would take the sketch's total "
+                f"squared norm past Frequent Directions' limit: the learner diverged; lower eta "
+                f"(now {self.eta:g}) or rescale the data") from None
         self.sketch.n_seen += 1
         memo.after_insert(idx, shrink)
 
@@ -261,24 +382,40 @@ class SketchedFTRL(_ConvexFM):
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "SketchedFTRL":
-        check_kind(state, cls)
-        fm = cls(int(state["d"]), m=int(state["m"]), eta=float(state["eta"]),
-                 loss=str(state["loss"]), fast=bool(state["fast"]))
-        prefix = "sketch."
-        sketch = GeneralizedFrequentDirections.from_state_dict(
-            {key[len(prefix):]: value for key, value in state.items() if key.startswith(prefix)})
-        if (sketch.d, sketch.m, sketch.fast) != (fm.d + 1, fm.m, fm.fast):
-            raise ValueError(f"state_dict sketch (d={sketch.d}, m={sketch.m}, fast={sketch.fast}) "
-                             f"does not fit d+1={fm.d + 1}, m={fm.m}, fast={fm.fast}")
-        for name in ("positive", "negative"):
-            getattr(fm.sketch, name).load_state_dict(getattr(sketch, name).state_dict())
-        fm.sketch.n_seen = sketch.n_seen
-        for part, memo in zip("+-", fm._memo):
-            prefix = f"memo.{part}."
-            memo.restore({key[len(prefix):]: value for key, value in state.items()
-                          if key.startswith(prefix)})
-        fm.t = int(state["t"])
+        """A learner that continues exactly where the saved one stopped (checked:
+        :meth:`load_state_dict`)."""
+        reader = StateReader(state, cls)
+        d, m, fast = reader.count("d", minimum=1), reader.count("m", minimum=2), reader.flag("fast")
+        for part in ("positive", "negative"):  # before allocating: the buffers must fit d and m
+            key = f"sketch.{part}.buffer"
+            if np.shape(reader.raw(key)) != ((2 * m if fast else m), d + 1):
+                raise reader.refuse(key, f"an array of shape {((2 * m if fast else m), d + 1)} "
+                                    f"(d = {d}, m = {m}, fast = {fast})", np.shape(reader.raw(key)))
+        fm = cls(d, m=m, fast=fast, **cls._read_settings(reader))
+        fm.load_state_dict(state)
         return fm
+
+    def load_state_dict(self, state: dict) -> None:
+        """Become the learner ``state`` describes, in place (same d, m, fast, eta, loss; the
+        sketch keeps its identity and hooks). Everything is checked before anything is
+        stored: the sketch by :meth:`GeneralizedFrequentDirections.load_state_dict
+        <explorer.sketch.GeneralizedFrequentDirections.load_state_dict>` (shapes, NaN,
+        counters, mass), the memos by :meth:`PartMemo.read <explorer.fm._shrink.PartMemo.read>`
+        against the rows they describe, and ``t`` >= the rows the sketch has seen."""
+        reader = StateReader(state, type(self))
+        self._check_settings(reader)
+        for key in ("m", "fast"):
+            reader.same(key, getattr(self, key))
+        sketch_state = state_part(state, "sketch.")
+        checked = GeneralizedFrequentDirections(self.d + 1, self.m, fast=self.fast)
+        checked.load_state_dict(sketch_state)  # refuses a bad sketch before anything is stored
+        memos = tuple(PartMemo.read(StateReader(state_part(state, f"memo.{sign}."), type(self),
+                                                prefix=f"memo.{sign}."), part.rows_view)
+                      for sign, part in zip("+-", (checked.positive, checked.negative)))
+        t = reader.count("t", minimum=checked.n_seen)  # a round with q = 0 adds no row
+        self.sketch.load_state_dict(sketch_state)
+        self._memo = memos
+        self.t = t
 
 
 # -- full-matrix baselines -------------------------------------------------------------------
@@ -289,12 +426,23 @@ class _FullMatrixFM(_ConvexFM):
     A sparse row costs O(nnz^2) (only the entries it touches), a dense row O(d^2) (one
     BLAS rank-one update, in place). Memory is always O(d^2): 55 MB at d = 2625,
     800 MB at d = 10,000, 54 GB at MovieLens-10M's d = 82,248.
+
+    Finite by construction: ``_bound`` is an upper bound on ``max |Theta_ij|``, grown by
+    ``|step q| ||a_hat||^2`` each round (no entry of the update is larger); only when it
+    would pass :data:`MAX_THETA_ENTRY` is the true maximum taken (O(d^2)), and a round
+    that would still pass it is refused before anything is stored.
     """
 
     def __init__(self, d: int, *, eta: float | None, loss: str):
         super().__init__(d, eta=eta, loss=loss)
-        self._theta = np.zeros((self.d + 1, self.d + 1))
+        try:
+            self._theta = np.zeros((self.d + 1, self.d + 1))
+        except MemoryError:
+            raise ValueError(f"{type(self).__name__}(d={d}) needs a ({d} + 1)^2 matrix of floats, "
+                             "more memory than there is; SketchedFTRL needs O(m d)") from None
         self._ger = scipy.linalg.get_blas_funcs("ger", (self._theta,))
+        self._bound = 0.0
+        self._undo: list | None = None  # set by _transaction: what each round overwrote
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(d={self.d}, eta={self.eta:g}, loss={self.loss!r}) t={self.t}"
@@ -302,20 +450,61 @@ class _FullMatrixFM(_ConvexFM):
     def _step_size(self) -> float:
         raise NotImplementedError
 
+    def _z_bound(self, val, squared_norm: float) -> float:
+        # |sum_ij Theta_ij a_i a_j| <= max|Theta_ij| (sum_i |a_i|)^2 <= _bound n ||a||^2
+        return self._bound * val.size * squared_norm
+
     def _z(self, idx, val) -> float:
         if idx is None:
             return float(val @ (self._theta @ val))
         return float(val @ self._theta[np.ix_(idx, idx)] @ val)
 
-    def _update(self, idx, val, q: float) -> None:
+    def _update(self, idx, val, q: float, squared_norm: float) -> None:
         if q == 0.0:
             return
         scale = -self._step_size() * q
+        growth = abs(scale) * squared_norm  # >= every |scale a_i a_j|
+        bound = self._bound + growth
+        if not bound <= MAX_THETA_ENTRY:
+            bound = _largest_magnitude(self._theta) + growth
+            if not bound <= MAX_THETA_ENTRY:
+                raise _RoundFailed(f"an entry of Theta would pass {MAX_THETA_ENTRY:.0e} (step * q * "
+                                   f"||a_hat||^2 = {growth:.3g}): the learner diverged; lower eta "
+                                   f"(now {self.eta:g}) or rescale the data")
         if idx is None:
+            if self._undo is not None:  # one copy of Theta, which costs what this round costs
+                self._undo.append((None, self._theta.copy()))
+                self._undo = None
             # Theta is C-ordered and symmetric: its transpose is a Fortran view of it.
             self._ger(scale, val, val, a=self._theta.T, overwrite_a=True)
         else:
-            self._theta[np.ix_(idx, idx)] += scale * np.outer(val, val)
+            entries = np.ix_(idx, idx)
+            block = self._theta[entries]
+            if self._undo is not None:
+                self._undo.append((entries, block))
+            self._theta[entries] = block + scale * np.outer(val, val)
+        self._bound = bound
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """All or nothing without copying ``Theta`` per call (55 MB at d = 2625, more than a
+        call of a few sparse rows costs): each sparse round keeps the O(nnz^2) entries it
+        overwrites, the first dense round of the call a copy of ``Theta``; a failure puts
+        them back, last first."""
+        undo, t, bound = [], self.t, self._bound
+        self._undo = undo
+        try:
+            yield
+        except BaseException:
+            for entries, block in reversed(undo):
+                if entries is None:
+                    self._theta[...] = block
+                else:
+                    self._theta[entries] = block
+            self.t, self._bound = t, bound
+            raise
+        finally:
+            self._undo = None
 
     def theta(self) -> np.ndarray:
         """A copy of ``Theta`` ((d+1) x (d+1))."""
@@ -326,14 +515,38 @@ class _FullMatrixFM(_ConvexFM):
 
     @classmethod
     def from_state_dict(cls, state: dict):
-        check_kind(state, cls)
-        fm = cls(int(state["d"]), eta=float(state["eta"]), loss=str(state["loss"]))
-        theta = np.asarray(state["theta"], dtype=float)
-        if theta.shape != fm._theta.shape:
-            raise ValueError(f"state_dict theta of shape {theta.shape} does not fit d={fm.d}")
-        fm._theta[:] = theta
-        fm.t = int(state["t"])
+        """A learner that continues exactly where the saved one stopped (checked:
+        :meth:`load_state_dict`)."""
+        reader = StateReader(state, cls)
+        d = reader.count("d", minimum=1)
+        if np.shape(reader.raw("theta")) != (d + 1, d + 1):  # before allocating (d+1)^2 floats
+            raise reader.refuse("theta", f"an array of shape {(d + 1, d + 1)} (d = {d})",
+                                np.shape(reader.raw("theta")))
+        fm = cls(d, **cls._read_settings(reader))
+        fm.load_state_dict(state)
         return fm
+
+    def load_state_dict(self, state: dict) -> None:
+        """Become the learner ``state`` describes, in place (same d, eta, loss). Checked
+        before anything is stored: ``theta`` of shape (d+1, d+1), finite, entries within
+        :data:`MAX_THETA_ENTRY`, all zero at ``t = 0``; ``t`` a count. (A ``Theta`` that is
+        not symmetric is accepted: predictions and updates only see its symmetric part.)"""
+        reader = StateReader(state, type(self))
+        self._check_settings(reader)
+        t = reader.count("t")
+        theta = reader.array("theta", self._theta.shape)
+        largest = _largest_magnitude(theta)
+        if not largest <= MAX_THETA_ENTRY:
+            raise reader.refuse("theta", f"entries within +-{MAX_THETA_ENTRY:.0e}", largest)
+        if t == 0 and largest > 0:
+            raise reader.refuse("theta", "all zero at t = 0 (nothing learnt yet)", f"|entry| {largest:.3g}")
+        self._theta[...] = theta
+        self.t, self._bound = t, largest
+
+
+def _largest_magnitude(theta: np.ndarray) -> float:
+    """``max |theta_ij|`` without an O(d^2) temporary."""
+    return float(max(theta.max(), -theta.min()))
 
 
 @stateful
@@ -385,26 +598,10 @@ class OGDFM(_FullMatrixFM):
         super().__init__(d, eta=eta, loss=loss)
 
     def _step_size(self) -> float:
-        return self.eta / math.sqrt(self.t)
+        return self.eta / math.sqrt(self.t + 1)  # this is round t + 1
 
 
 # -- progressive validation -------------------------------------------------------------------
-
-def _as_labels(y, n: int, loss: str) -> np.ndarray:
-    try:
-        labels = np.array(y, dtype=float)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"y must be numeric labels: {error}") from None
-    if labels.shape != (n,):
-        raise ValueError(f"y must hold one label per row ({n}), got shape {labels.shape}")
-    bad = ~np.isfinite(labels)
-    if loss == "logistic":
-        bad |= (labels != 1.0) & (labels != -1.0)
-    if bad.any():
-        t = int(np.flatnonzero(bad)[0])
-        check_label(float(labels[t]), loss, name=f"y[{t}]")  # raises, naming the label
-    return labels
-
 
 class Progressive(NamedTuple):
     """What :func:`progressive` returns: per-round predictions ``z_t`` and losses, and seconds."""
@@ -418,10 +615,13 @@ def progressive(learner: _ConvexFM, X, y) -> Progressive:
     """Run ``learner`` over the stream ``(X, y)``: predict each row, then learn it.
 
     ``X``: a dense array (n x d) or any scipy.sparse matrix (n x d; converted to CSR once,
-    never densified); ``y``: n labels. Everything is validated before the first round,
-    so a bad stream raises ``ValueError`` and leaves ``learner`` unchanged. The rows are
-    then fed without re-validation (the fast path of the notebooks and benchmarks).
-    ``seconds`` is the wall time of the learning loop alone.
+    never densified); ``y``: n labels. All or nothing: everything is validated before the
+    first round (a bad row or label raises ``ValueError`` naming it), and if a round then
+    diverges (:class:`Diverged`, naming the row: lower eta) the learner is put back as it
+    was before the call (S-FTRL: one snapshot of its O(md) state per call; FTRL and OGD:
+    the entries of ``Theta`` each round overwrote). The rows are fed without
+    re-validation (the fast path of the notebooks and benchmarks). ``seconds`` is the
+    wall time of the learning loop alone.
 
     >>> import scipy.sparse
     >>> X = scipy.sparse.csr_array(([1.0, 1.0, 1.0, 1.0], [0, 2, 1, 3], [0, 2, 4]), shape=(2, 4))
@@ -433,19 +633,28 @@ def progressive(learner: _ConvexFM, X, y) -> Progressive:
         raise ValueError(f"learner must be SketchedFTRL, FTRLFM or OGDFM, got {type(learner).__name__}")
     kind, X = as_fm_rows(X, learner.d)
     n = X.shape[0]
-    labels = _as_labels(y, n, learner.loss)
+    labels = check_labels(y, n, learner.loss)
     predictions, losses = np.empty(n), np.empty(n)
-    start = time.perf_counter()
     learn = learner._learn_augmented
     if kind == "csr":
         # a_hat for every row at once: the bias column d appended to each row's entries.
         X = scipy.sparse.hstack([X, scipy.sparse.csr_array(np.ones((n, 1)))], format="csr")
         indptr, indices, data = X.indptr.tolist(), X.indices.astype(np.intp), X.data
-        for t in range(n):
-            lo, hi = indptr[t], indptr[t + 1]
-            predictions[t], losses[t] = learn(indices[lo:hi], data[lo:hi], labels[t])
     else:
         X = np.hstack([X, np.ones((n, 1))])
-        for t in range(n):
-            predictions[t], losses[t] = learn(None, X[t], labels[t])
-    return Progressive(predictions, losses, time.perf_counter() - start)
+    t = 0
+    try:
+        # A non-finite number is refused by the round, not warned about.
+        with np.errstate(all="ignore"), learner._transaction():
+            start = time.perf_counter()
+            if kind == "csr":
+                for t in range(n):
+                    lo, hi = indptr[t], indptr[t + 1]
+                    predictions[t], losses[t] = learn(indices[lo:hi], data[lo:hi], labels[t])
+            else:
+                for t in range(n):
+                    predictions[t], losses[t] = learn(None, X[t], labels[t])
+            seconds = time.perf_counter() - start
+    except _RoundFailed as failure:
+        raise learner._diverged(failure, row=t) from None
+    return Progressive(predictions, losses, seconds)
