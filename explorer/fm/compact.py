@@ -42,11 +42,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse
 
-from .._validation import as_row, as_rows, check_float
+from .._validation import as_row, as_rows
 from ..sketch import squared_norms
+from ..losses import check_label
+from ..losses import check_labels as check_labels_of
 
 __all__ = ["augment", "compact_theta", "split_theta", "fm_predict", "as_fm_row", "as_fm_rows",
-           "check_label", "check_labels", "MAX_SQUARED_NORM", "MAX_LABEL"]
+           "check_labels", "MAX_SQUARED_NORM", "MAX_LABEL"]
 
 MAX_SQUARED_NORM = 1e300
 """The largest ``||a_hat||^2 = ||a||^2 + 1`` of an input row: below it every entry
@@ -247,19 +249,9 @@ def _check_norms(squared: np.ndarray, name: str) -> None:
         _check_norm(float(squared[over[0]]), np.zeros(0), f"{name} row {int(over[0])}")
 
 
-def check_label(y, loss_name: str, name: str = "y") -> float:
-    """A finite label of magnitude at most :data:`MAX_LABEL`; -1 or +1 for the logistic loss."""
-    if type(y) is float and -MAX_LABEL <= y <= MAX_LABEL:  # the common case, without the generic checks
-        pass
-    else:
-        y = check_float(name, y, minimum=-MAX_LABEL, maximum=MAX_LABEL)
-    if loss_name == "logistic" and y not in (-1.0, 1.0):
-        raise ValueError(f"{name} must be -1 or +1 for the logistic loss, got {y}")
-    return y
-
-
 def check_labels(y, n: int, loss_name: str, name: str = "y") -> np.ndarray:
-    """n labels as :func:`check_label` accepts them, as a float array; the first bad one is named."""
+    """n labels as :func:`explorer.losses.check_label` accepts them (``|y| <= MAX_LABEL``), as a
+    float array; the first bad one is named."""
     try:
         labels = np.asarray(y)
     except (TypeError, ValueError):
@@ -269,12 +261,7 @@ def check_labels(y, n: int, loss_name: str, name: str = "y") -> np.ndarray:
         raise ValueError(f"{name} must hold one label per row ({n}), got shape {shape}")
     if labels.dtype.kind not in "biuf":  # strings, complex, objects: name the first one refused
         for t, label in enumerate(y if isinstance(y, (list, tuple)) else labels.tolist()):
-            check_label(label, loss_name, name=f"{name}[{t}]")
+            check_label(label, loss_name, name=f"{name}[{t}]", bound=MAX_LABEL)
     labels = labels.astype(float)
-    bad = ~(np.abs(labels) <= MAX_LABEL)
-    if loss_name == "logistic":
-        bad |= (labels != 1.0) & (labels != -1.0)
-    if bad.any():
-        t = int(np.flatnonzero(bad)[0])
-        check_label(float(labels[t]), loss_name, name=f"{name}[{t}]")  # raises, naming the label
+    check_labels_of(labels, loss_name, name, bound=MAX_LABEL)
     return labels

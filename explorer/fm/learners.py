@@ -45,11 +45,11 @@ import scipy.sparse
 
 from .._validation import check_float, check_int
 from ..hooks import Observable, StepEvent
-from ..losses import get_loss
+from ..losses import check_label, get_loss
 from ..sketch import GeneralizedFrequentDirections, ShrinkFailed
 from ..state import StateReader, all_or_nothing, copy_array, state_part, stateful
 from ._shrink import PartMemo
-from .compact import as_fm_row, as_fm_rows, check_label, check_labels
+from .compact import MAX_LABEL, as_fm_row, as_fm_rows, check_labels
 
 __all__ = ["SketchedFTRL", "FTRLFM", "OGDFM", "FMStepEvent", "Progressive", "progressive",
            "Diverged", "LOSS_NAMES", "MAX_PREDICTION", "MAX_THETA_ENTRY"]
@@ -160,9 +160,9 @@ class _ConvexFM(Observable):
         overflow, which :func:`progressive` silences for its whole loop).
         """
         idx, val = as_fm_row(x, self.d)
-        y = check_label(y, self.loss)
+        y = check_label(y, self.loss, bound=MAX_LABEL)
         try:
-            return self._learn_augmented(*self._augment(idx, val), y)[1]
+            return self._learn_augmented(*self._augment(idx, val), y, quiet=False)[1]
         except (_RoundFailed, FloatingPointError) as failure:
             raise self._diverged(failure, row=0) from None
 
@@ -187,15 +187,16 @@ class _ConvexFM(Observable):
         idx_hat[n] = self.d
         return idx_hat, val_hat
 
-    def _learn_augmented(self, idx, val, y: float) -> tuple[float, float]:
+    def _learn_augmented(self, idx, val, y: float, quiet: bool) -> tuple[float, float]:
         """One round on a validated ``a_hat`` (bias entry included); returns ``(z, loss)``.
+        ``quiet``: numpy's warnings are silenced already (:func:`progressive`'s loop).
 
         All or nothing: raises ``_RoundFailed`` having stored nothing. ``|z| <= 1e150``
         and ``|y| <= 1e150`` keep the loss and ``q`` finite; ``_update`` checks its own
         numbers before it stores them, and the round is counted once it has.
         """
         squared_norm = _ddot(val, val)  # ||a_hat||^2: finite, at most 1e300 (checked input)
-        z = self._prediction(idx, val, squared_norm)
+        z = self._z(idx, val) if quiet else self._prediction(idx, val, squared_norm)
         if not abs(z) <= MAX_PREDICTION:  # also NaN
             raise _RoundFailed(f"the prediction z = {z:.3g} is not within +-{MAX_PREDICTION:.0e}: "
                                f"the learner diverged; lower eta (now {self.eta:g})")
@@ -650,10 +651,10 @@ def progressive(learner: _ConvexFM, X, y) -> Progressive:
             if kind == "csr":
                 for t in range(n):
                     lo, hi = indptr[t], indptr[t + 1]
-                    predictions[t], losses[t] = learn(indices[lo:hi], data[lo:hi], labels[t])
+                    predictions[t], losses[t] = learn(indices[lo:hi], data[lo:hi], labels[t], True)
             else:
                 for t in range(n):
-                    predictions[t], losses[t] = learn(None, X[t], labels[t])
+                    predictions[t], losses[t] = learn(None, X[t], labels[t], True)
             seconds = time.perf_counter() - start
     except _RoundFailed as failure:
         raise learner._diverged(failure, row=t) from None
