@@ -7,9 +7,11 @@ their state, so a rejected input leaves the algorithm exactly as it was.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
+from scipy.linalg.blas import ddot as _ddot
 
 
 def check_int(name: str, value, *, minimum: int) -> int:
@@ -32,6 +34,44 @@ def check_float(name: str, value, *, minimum: float = -np.inf, maximum: float = 
         bracket = "(" if strict_minimum else "["
         raise ValueError(f"{name} must be a finite number in {bracket}{minimum}, {maximum}], got {value}")
     return value
+
+
+SCALES = (1e-100, 1e100)
+"""The range of a learner's step sizes and regularizers (eta, delta, alpha0, mu, C): with
+input rows of squared norm at most 1e300 it keeps every round's numbers finite."""
+
+MAX_ENTRIES = 10 ** 8
+"""The largest matrix a learner may keep, in entries (800 MB of float64)."""
+
+
+def check_scale(name: str, value, *, zero: bool = False) -> float:
+    """A step size or regularizer in :data:`SCALES` (or 0 when ``zero``), as a float."""
+    value = check_float(name, value, minimum=0.0, strict_minimum=not zero)
+    if (zero and value == 0.0) or SCALES[0] <= value <= SCALES[1]:
+        return value
+    raise ValueError(f"{name} must be {'0 or ' if zero else ''}a number in [{SCALES[0]:.0e}, "
+                     f"{SCALES[1]:.0e}] (wider settings overflow a learner's step), got {value!r}")
+
+
+def check_choice(name: str, value, allowed: tuple[str, ...]) -> str:
+    """One of the ``allowed`` strings (a loss, a variant, a sketch kind)."""
+    if not isinstance(value, str) or value not in allowed:
+        valid = ", ".join(repr(choice) for choice in allowed)
+        raise ValueError(f"{name} must be one of {valid}, got {value!r}")
+    return value
+
+
+def check_matrix_size(what: str, rows: int, columns: int) -> None:
+    """Refuse settings that would keep a matrix of more than :data:`MAX_ENTRIES` entries."""
+    if rows * columns > MAX_ENTRIES:
+        raise ValueError(f"{what} would need a {rows} x {columns} matrix; at most "
+                         f"{MAX_ENTRIES:.0e} entries (800 MB) are allowed")
+
+
+def all_finite(v: np.ndarray) -> bool:
+    """Whether every entry of a float vector is finite: one BLAS dot product when its square
+    sum is finite (the usual case), the entry-by-entry check only when that overflows."""
+    return math.isfinite(_ddot(v, v)) or bool(np.isfinite(v).all())
 
 
 def as_row(x, d: int, name: str = "x") -> np.ndarray:

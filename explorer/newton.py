@@ -31,7 +31,10 @@ import numpy as np
 from scipy.linalg.blas import ddot as _ddot, dtrsv
 from scipy.linalg.lapack import dpotrs
 
-from ._validation import as_labeled_rows, as_row, check_float, check_int
+from ._validation import (
+    SCALES, all_finite, as_labeled_rows, as_row, check_choice, check_float, check_int, check_matrix_size,
+    check_scale,
+)
 from .hooks import Observable, StepEvent
 from .losses import check_label, check_labels, get_loss
 from .sketch import (
@@ -45,15 +48,6 @@ SKETCHES = ("rfd", "fd", "rp", "full")
 ETA_SCHEDULES = ("constant", "inverse_t")
 #: The losses the online Newton step is defined for: exp-concave on the slab (section 3.4).
 SUPPORTED_LOSSES = ("squared", "logistic")
-
-#: The range of every scale setting (C, and alpha0, mu, eta when not 0) and of |y|: within
-#: 100 orders of magnitude of 1, so ``C^2``, ``1/C``, ``1/alpha0`` and the steps they set
-#: (about ``1 / (mu |g|)``) stay far from overflow for data near unit scale.
-SCALES = (1e-100, 1e100)
-
-#: The largest matrix a learner may keep (entries): 800 MB of float64. FULL-ON keeps d x d,
-#: the sketches (capacity x d) and two capacity x capacity ones (capacity = m, or 2m fast).
-MAX_ENTRIES = 10 ** 8
 
 #: A curvature row ``sqrt(mu + eta_t) g_t`` with a squared norm below this is refused: its
 #: products ``B B^T`` would be subnormal or 0 (the pseudo-inverse would silently drop it).
@@ -89,27 +83,6 @@ def _quiet() -> np.errstate:
 
 class _Refused(ValueError):
     """A round that cannot be taken (the caller says which, and keeps nothing of it)."""
-
-
-def _check_scale(name: str, value, *, zero: bool) -> float:
-    """A setting in :data:`SCALES` (or 0 when ``zero``), as a float."""
-    value = check_float(name, value, minimum=0.0)
-    if (zero and value == 0.0) or SCALES[0] <= value <= SCALES[1]:
-        return value
-    raise ValueError(f"{name} must be {'0 or ' if zero else ''}a number in [{SCALES[0]:.0e}, "
-                     f"{SCALES[1]:.0e}] (wider settings overflow the Newton step), got {value!r}")
-
-
-def _check_choice(name: str, value, allowed: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-    return value
-
-
-def _finite(v: np.ndarray) -> bool:
-    """Whether every entry of ``v`` is finite: one BLAS dot product when its square sum is
-    finite (every round), the entry-by-entry check only when that overflows."""
-    return math.isfinite(_ddot(v, v)) or bool(np.isfinite(v).all())
 
 
 class _SketchCurvature:
@@ -158,7 +131,7 @@ class _SketchCurvature:
         try:
             self.add(row)
             u = w - self.solve(g)
-            if not _finite(u):
+            if not all_finite(u):
                 raise FloatingPointError("the step H^{-1} g overflows")
         except BaseException as error:  # an interrupt is undone too
             if undo is not None:
@@ -254,7 +227,7 @@ class _SketchCurvature:
         before = self.sketch.rows_view @ row
         r = self.sketch.insert_row(row)  # the random direction drawn for this row
         self.inner += np.outer(r, before) + np.outer(before, r) + (row @ row) * np.outer(r, r)
-        if not _finite(self.inner.ravel()):
+        if not all_finite(self.inner.ravel()):
             raise FloatingPointError("B B^T overflows")
 
     def solve(self, v: np.ndarray) -> np.ndarray:
@@ -263,7 +236,7 @@ class _SketchCurvature:
             return v / shift if shift > 0 else np.zeros_like(v)
         B = self.sketch.rows_view
         projected = B @ v
-        if not _finite(projected):  # no LAPACK call on non-finite numbers
+        if not all_finite(projected):  # no LAPACK call on non-finite numbers
             raise FloatingPointError("B v overflows")
         if self.factored:
             return (v - dpotrs(self.factor[:r, :r], projected, lower=1)[0] @ B) / shift
@@ -372,7 +345,7 @@ class _FullCurvature:
             raise _Refused(f"the Newton step failed (1 + r^T H^{{-1}} r = {s:.6g})")
         k = h / math.sqrt(s)
         u = w - h / s / scale
-        if not (math.isfinite(_ddot(k, k)) and _finite(u)):
+        if not (math.isfinite(_ddot(k, k)) and all_finite(u)):
             raise _Refused("the Newton step failed (the step H^{-1} g overflows)")
         self.inverse -= np.outer(k, k)
         return u
@@ -431,7 +404,7 @@ class SketchedOnlineNewton(Observable):
     possible value ``|x|^2 / alpha`` (a scale-free test).
 
     Allowed settings (anything else is a ``ValueError`` naming the argument): ``d >= 1``;
-    ``m >= 2``, with no kept matrix over :data:`MAX_ENTRIES` entries; ``C`` in
+    ``m >= 2``, with no kept matrix over :data:`explorer._validation.MAX_ENTRIES` entries; ``C`` in
     :data:`SCALES` = [1e-100, 1e100]; ``alpha0``, ``eta`` and ``mu`` (given, or the default
     for C) 0 or in :data:`SCALES`, ``mu + eta > 0``, ``alpha0 > 0`` for FULL-ON;
     ``fast`` True or False; ``seed`` None or an integer in [0, 2^63); ``loss`` one of
@@ -465,26 +438,26 @@ class SketchedOnlineNewton(Observable):
                  loss: str = "squared", eta_schedule: str = "constant", seed: int | None = None):
         super().__init__()
         self.d = check_int("d", d, minimum=1)
-        self.sketch_kind = _check_choice("sketch", sketch, SKETCHES)
-        self.eta_schedule = _check_choice("eta_schedule", eta_schedule, ETA_SCHEDULES)
-        self.loss_name = _check_choice("loss", loss, SUPPORTED_LOSSES)
+        self.sketch_kind = check_choice("sketch", sketch, SKETCHES)
+        self.eta_schedule = check_choice("eta_schedule", eta_schedule, ETA_SCHEDULES)
+        self.loss_name = check_choice("loss", loss, SUPPORTED_LOSSES)
         self.m = check_int("m", m, minimum=2)
         if not isinstance(fast, (bool, np.bool_)):
             raise ValueError(f"fast must be True or False, got {fast!r}")
         self.fast = bool(fast)
         self._check_size()
-        self.alpha0 = _check_scale("alpha0", alpha0, zero=True)
+        self.alpha0 = check_scale("alpha0", alpha0, zero=True)
         if self.sketch_kind == "full" and self.alpha0 == 0:
             raise ValueError("alpha0 must be > 0 for sketch='full' (H_0 = alpha0 I is inverted), got 0")
-        self.eta = _check_scale("eta", eta, zero=True)
-        self.C = _check_scale("C", C, zero=False)
+        self.eta = check_scale("eta", eta, zero=True)
+        self.C = check_scale("C", C, zero=False)
         if mu is None:
             mu = default_mu(self.loss_name, self.C)
             if not SCALES[0] <= mu <= SCALES[1]:
                 raise ValueError(f"the default mu for the {self.loss_name} loss with C = {self.C:g} is "
                                  f"{mu:.3g}, outside [{SCALES[0]:.0e}, {SCALES[1]:.0e}]; choose a C "
                                  f"nearer 1 or give mu")
-        self.mu = _check_scale("mu", mu, zero=True)
+        self.mu = check_scale("mu", mu, zero=True)
         if self.mu + self.eta <= 0:
             raise ValueError("mu + eta must be > 0 (the weight of each gradient in H)")
         if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral)
@@ -501,15 +474,13 @@ class SketchedOnlineNewton(Observable):
                                  lambda event: dataclasses.replace(event, t=self.t))
 
     def _check_size(self) -> None:
-        """Refuse settings whose matrices would not fit in :data:`MAX_ENTRIES` entries."""
+        """Refuse settings whose matrices would not fit in :data:`explorer._validation.MAX_ENTRIES` entries."""
         if self.sketch_kind == "full":
             shape = (self.d, self.d)
         else:
             capacity = 2 * self.m if self.fast and self.sketch_kind != "rp" else self.m
             shape = max((capacity, self.d), (capacity, capacity), key=lambda s: s[0] * s[1])
-        if shape[0] * shape[1] > MAX_ENTRIES:
-            raise ValueError(f"d = {self.d} and m = {self.m} need a {shape[0]} x {shape[1]} matrix; "
-                             f"at most {MAX_ENTRIES:.0e} entries (800 MB) are allowed")
+        check_matrix_size(f"d = {self.d} and m = {self.m}", *shape)
 
     def _make_curvature(self):
         if self.sketch_kind == "full":
@@ -661,7 +632,7 @@ class SketchedOnlineNewton(Observable):
                 direction, norm = solved, float(x @ solved)
         w = self.u - excess * direction / norm
         z = float(w @ x)
-        if not (math.isfinite(z) and _finite(w)):
+        if not (math.isfinite(z) and all_finite(w)):
             raise _Refused("the slab projection overflows")
         return w, z
 
@@ -680,7 +651,7 @@ class SketchedOnlineNewton(Observable):
         >>> bool(np.allclose(moved.solve([1.0, 1.0, 1.0]), fresh.solve([1.0, 1.0, 1.0]))), moved.alpha
         (True, 2.0)
         """
-        alpha0 = _check_scale("alpha0", alpha0, zero=self.sketch_kind != "full")
+        alpha0 = check_scale("alpha0", alpha0, zero=self.sketch_kind != "full")
         state = self.state_dict()
         state["alpha0"] = alpha0
         if self.sketch_kind == "full":

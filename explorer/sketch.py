@@ -117,8 +117,13 @@ def check_row_mass(mass_before: float, row: np.ndarray, name: str = "x") -> floa
 
 def power_of_two_scale(B: np.ndarray) -> float:
     """The power of two that brings the largest entry of a non-zero ``B`` into [0.5, 1)
-    (multiplying by it is exact)."""
-    return float(2.0 ** -np.frexp(float(np.abs(B).max()))[1])
+    (multiplying by it is exact), at most ``2^1000``: a subnormal largest entry (below
+    ~2e-308) would need more than a float holds, and ``2^1000`` already lifts it past 1e-24.
+
+    >>> power_of_two_scale(np.array([[3.0]])), power_of_two_scale(np.array([[1e-320]])) == 2.0 ** 1000
+    (0.25, True)
+    """
+    return float(np.ldexp(1.0, min(-int(np.frexp(float(np.abs(B).max()))[1]), 1000)))
 
 
 def _shrink_of(B: np.ndarray, m: int) -> tuple[np.ndarray, float, np.ndarray]:

@@ -228,3 +228,14 @@ def test_a_tampered_fd_state_is_refused_naming_the_key_and_the_live_sketch_is_un
     with pytest.raises(ValueError, match=f"'{key}'"):
         live.load_state_dict(state)
     assert all(np.array_equal(kept[k], v) for k, v in live.state_dict().items())
+
+
+def test_subnormal_rows_are_sketched_not_lost():
+    """The rescale before a shrink overflowed to inf for a subnormal largest entry (2^1063),
+    so the rows were dropped with delta_total 0 (found by the AdaGrad fuzz at scale 1e-160)."""
+    fd = FrequentDirections(3, 2)
+    fd.extend(np.diag([1e-320, 1e-321, 1e-322]))
+    # FD keeps the leading direction, shrunk: sqrt(sigma_1^2 - sigma_2^2 - ...) ~ 0.995e-320
+    # (delta itself, ~1e-642, is below the smallest float)
+    assert fd.rank == 1
+    assert 0.99e-320 <= fd.rows[0, 0] <= 1e-320 and not fd.rows[0, 1:].any()

@@ -15,8 +15,8 @@ finite numbers; what it cannot, it refuses with a ``ValueError`` before anything
   ``g * g`` and AdaGrad's ``g g^T`` are finite); for AdaGrad also the running
   ``tr(G_t) = sum_s ||g_s||^2`` (``gradient_mass``) at most 1e300, which bounds every entry
   of ``G``, of ADA-FFD's ``M`` and of the ADA-FD sketch, so LAPACK never sees an overflow;
-- settings: ``eta`` and ``delta`` in [1e-100, 1e100] (:data:`explorer.newton.SCALES`), and
-  no kept matrix past :data:`explorer.newton.MAX_ENTRIES` = 1e8 entries (ADA-FULL's d x d,
+- settings: ``eta`` and ``delta`` in [1e-100, 1e100] (:data:`explorer._validation.SCALES`), and
+  no kept matrix past :data:`explorer._validation.MAX_ENTRIES` = 1e8 entries (ADA-FULL's d x d,
   ADA-FFD's d x 2 tau and 2 tau x 2 tau, ADA-FD's tau x d);
 - a round that still fails (``LinAlgError``, a non-finite ``beta``: ``eta`` far too large
   for ``delta``) is rolled back.
@@ -54,10 +54,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg.blas import ddot
 
-from .._validation import as_labeled_rows, as_row, as_rows, check_float, check_int
+from .._validation import (
+    SCALES, as_labeled_rows, as_row, as_rows, check_choice, check_float, check_int, check_matrix_size,
+    check_scale,
+)
 from ..hooks import Observable, ShrinkEvent, StepEvent
 from ..losses import LOSSES, check_label, check_labels, get_loss
-from ..newton import MAX_ENTRIES, SCALES
 from ..sketch import MAX_SQUARED_MASS, squared_norms
 from ..state import StateReader, all_or_nothing, state_part, stateful
 from .proximal import PREFIX, DiagonalProximal, FDProximal, FFDProximal, FullProximal
@@ -117,30 +119,6 @@ class RankShrinkEvent(ShrinkEvent):
     rank_after: int | None = None
 
 
-def _check_choice(name: str, value, allowed: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        valid = ", ".join(repr(choice) for choice in allowed)
-        raise ValueError(f"{name} must be one of {valid}, got {value!r}")
-    return value
-
-
-def _check_scale(name: str, value) -> float:
-    """A step size or regularizer in :data:`explorer.newton.SCALES` = [1e-100, 1e100] (the
-    sketched Newton learner's range): together with ``||g||^2 <= 1e300`` this keeps a
-    round's numbers finite."""
-    value = check_float(name, value, minimum=0.0, strict_minimum=True)
-    if not SCALES[0] <= value <= SCALES[1]:
-        raise ValueError(f"{name} must be a number in [{SCALES[0]:.0e}, {SCALES[1]:.0e}], got {value!r}")
-    return value
-
-
-def _check_size(name: str, rows: int, columns: int) -> None:
-    """Refuse a matrix of more than :data:`explorer.newton.MAX_ENTRIES` entries (800 MB)."""
-    if rows * columns > MAX_ENTRIES:
-        raise ValueError(f"{name} would need a {rows} x {columns} matrix; at most "
-                         f"{MAX_ENTRIES:.0e} entries (800 MB) are allowed")
-
-
 def _hinge_label_error(name: str, value: float) -> ValueError:
     return ValueError(f"{name} must be -1 or +1 for the squared_hinge loss, got {value}")
 
@@ -170,8 +148,8 @@ class _LinearLearner(Observable):
         super().__init__()
         self.eta = eta
         self.d = check_int("d", d, minimum=1)
-        _check_size(f"d = {d}", 1, self.d)
-        self.loss_name = _check_choice("loss", loss, tuple(LOSSES))
+        check_matrix_size(f"d = {d}", 1, self.d)
+        self.loss_name = check_choice("loss", loss, tuple(LOSSES))
         self._loss = get_loss(loss)
         self._hinge = loss == "squared_hinge"
         self.beta = np.zeros(self.d)
@@ -184,7 +162,7 @@ class _LinearLearner(Observable):
 
     @eta.setter
     def eta(self, value: float) -> None:
-        self._eta = _check_scale("eta", value)
+        self._eta = check_scale("eta", value)
 
     def predict(self, x):
         """``beta^T x`` for one row (a float) or for each row of a matrix (an array)."""
@@ -363,15 +341,15 @@ class AdaGrad(_LinearLearner):
     def __init__(self, d: int, *, variant: str = "ffd", method: str = "cmd",
                  eta: float = DEFAULT_ETA, delta: float | None = None, tau: int = 20,
                  loss: str = "absolute"):
-        self.variant = _check_choice("variant", variant, VARIANTS)
-        self.method = _check_choice("method", method, METHODS)
-        delta = default_delta(variant, method) if delta is None else _check_scale("delta", delta)
+        self.variant = check_choice("variant", variant, VARIANTS)
+        self.method = check_choice("method", method, METHODS)
+        delta = default_delta(variant, method) if delta is None else check_scale("delta", delta)
         self.tau = check_int("tau", tau, minimum=2)
         super().__init__(d, loss, eta)
         shapes = {"full": [(self.d, self.d)], "diag": [], "fd": [(self.tau, self.d)],
                   "ffd": [(self.d, 2 * self.tau), (2 * self.tau, 2 * self.tau)]}[variant]
         for rows, columns in shapes:
-            _check_size(f"variant {variant!r} with d = {self.d}, tau = {self.tau}", rows, columns)
+            check_matrix_size(f"variant {variant!r} with d = {self.d}, tau = {self.tau}", rows, columns)
         self.g_bar = np.zeros(self.d)
         self.delta_total = 0.0
         self.n_shrinks = 0
@@ -397,7 +375,7 @@ class AdaGrad(_LinearLearner):
 
     @delta.setter
     def delta(self, value: float) -> None:
-        self._proximal.delta = _check_scale("delta", value)
+        self._proximal.delta = check_scale("delta", value)
 
     def __repr__(self) -> str:
         tau = f", tau={self.tau}" if self.variant in ("fd", "ffd") else ""
@@ -645,7 +623,7 @@ class Adam(_LinearLearner):
 
     @delta.setter
     def delta(self, value: float) -> None:
-        self._delta = _check_scale("delta", value)
+        self._delta = check_scale("delta", value)
 
     def __repr__(self) -> str:
         return (f"Adam(d={self.d}, eta={self.eta:g}, beta1={self.beta1:g}, beta2={self.beta2:g}, "
