@@ -19,6 +19,7 @@ from explorer import Recorder, load_state, save_state
 from explorer.adagrad import OGD, AdaGrad, Adam, RankShrinkEvent
 from explorer.losses import get_loss
 from explorer.streams import decaying_spectrum, linear_regression_targets
+from state_checks import assert_same_state
 
 VARIANTS = ("full", "diag", "fd", "ffd")
 METHODS = ("cmd", "pds")
@@ -449,12 +450,6 @@ def test_state_dict_of_another_kind_is_refused():
     state["proximal.V"] = np.zeros((4, 4))
     with pytest.raises(ValueError, match="shape"):
         AdaGrad.from_state_dict(state)
-
-
-def assert_same_state(left, right):
-    assert left.keys() == right.keys()
-    for key in left:
-        np.testing.assert_array_equal(np.asarray(left[key]), np.asarray(right[key]), err_msg=key)
 
 
 def test_benchmark_script_runs_a_tiny_configuration():

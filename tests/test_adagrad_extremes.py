@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from explorer.adagrad import OGD, AdaGrad, Adam, FFDProximal
 from explorer.state import nonfinite_entries
 from explorer.streams import decaying_spectrum, linear_regression_targets
+from state_checks import assert_same_state
 
 VARIANTS = ("full", "diag", "fd", "ffd")
 METHODS = ("cmd", "pds")
@@ -42,12 +43,6 @@ def warmed_up(name: str, n: int = 15, loss: str = "absolute"):
     y, _ = linear_regression_targets(X, seed=22)
     learner.learn_many(X, np.sign(y) if loss in ("logistic", "squared_hinge") else y)
     return learner
-
-
-def assert_same_state(left: dict, right: dict) -> None:
-    assert left.keys() == right.keys()
-    for key in left:
-        np.testing.assert_array_equal(np.asarray(left[key]), np.asarray(right[key]), err_msg=key)
 
 
 def assert_finite_state(learner) -> None:

@@ -30,6 +30,7 @@ from explorer.fm import (
     synthetic_ratings,
 )
 from explorer.losses import get_loss
+from state_checks import assert_same_state
 
 TOL = 1e-8
 
@@ -269,13 +270,6 @@ def warmed(make):
     return fm
 
 
-def same_state(a, b):
-    sa, sb = a.state_dict(), b.state_dict()
-    assert sa.keys() == sb.keys()
-    for key in sa:
-        np.testing.assert_array_equal(np.asarray(sa[key]), np.asarray(sb[key]), err_msg=key)
-
-
 BAD_ROWS = [
     (np.ones(4), "length d = 5"),
     (np.array([1.0, np.nan, 0, 0, 0]), "NaN or inf"),
@@ -300,7 +294,7 @@ def test_bad_rows_raise_and_leave_the_state_unchanged(make, x, message):
         fm.learn(x, 1.0)
     with pytest.raises(ValueError, match=message):
         fm.predict(x)
-    same_state(fm, reference)
+    assert_same_state(fm.state_dict(), reference.state_dict())
 
 
 @pytest.mark.parametrize("make", LEARNERS)
@@ -318,7 +312,7 @@ def test_bad_labels_raise_and_leave_the_state_unchanged(make):
         progressive(fm, scipy.sparse.csr_array(np.ones((3, 4))), [1.0, 1.0, 1.0])
     with pytest.raises(ValueError, match="one label per row"):
         progressive(fm, np.ones((3, 5)), [1.0, 1.0])
-    same_state(fm, reference)
+    assert_same_state(fm.state_dict(), reference.state_dict())
 
 
 def test_divergence_raises_before_changing_the_state():
@@ -329,7 +323,7 @@ def test_divergence_raises_before_changing_the_state():
         fm.learn([1.0], 1.0)
     assert isinstance(error.value, FloatingPointError)  # what the notebooks catch
     assert (error.value.row, error.value.t) == (0, 2)
-    same_state(fm, FTRLFM.from_state_dict(reference))
+    assert_same_state(fm.state_dict(), FTRLFM.from_state_dict(reference).state_dict())
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -388,7 +382,7 @@ def test_save_load_continue_equals_never_stopping(make):
     assert type(resumed) is type(first) and resumed.t == 27
     got += learn_all(resumed, rows[27:], labels[27:])
     assert got == expected  # bit for bit
-    same_state(resumed, straight)
+    assert_same_state(resumed.state_dict(), straight.state_dict())
 
 
 def test_load_refuses_a_foreign_or_mismatched_state():

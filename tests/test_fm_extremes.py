@@ -32,6 +32,7 @@ from explorer.fm import (
     synthetic_ratings,
 )
 from explorer.state import nonfinite_entries
+from state_checks import same_state, snapshot
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")  # refusals are quiet, too
 
@@ -75,25 +76,6 @@ def warmed(name, seed=0, n=15, **kwargs):
     for t in range(n):
         fm.learn(_pair(rng) if t % 2 else rng.standard_normal(D), labels[t])
     return fm
-
-
-def snapshot(fm) -> dict:
-    return {key: (value if isinstance(value, str) else np.array(value, copy=True))
-            for key, value in fm.state_dict().items()}
-
-
-def same_state(a: dict, b: dict) -> bool:
-    """Bit-identical: the same keys, and for each the same dtype, shape and bytes."""
-    if sorted(a) != sorted(b):
-        return False
-    for key in a:
-        x, y = a[key], b[key]
-        if isinstance(x, str) or isinstance(y, str):
-            if x != y:
-                return False
-        elif (x.dtype, x.shape, x.tobytes()) != (y.dtype, y.shape, y.tobytes()):
-            return False
-    return True
 
 
 def ordinary_rounds(fm, seed=7, n=12) -> list:

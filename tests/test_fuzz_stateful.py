@@ -38,6 +38,7 @@ from hypothesis import strategies as st
 
 from explorer.state import nonfinite_entries, registered_kinds
 from stateful_zoo import BATCHES, D, FEEDS, ROUNDS, fed, labels, rows
+from state_checks import same_state, snapshot
 
 # The library must not leak numpy's overflow/invalid warnings to a student either.
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
@@ -65,29 +66,7 @@ def test_every_stateful_class_is_fuzzed():
     assert sorted(FEEDS) == registered_kinds()
 
 
-# -- comparing states bit for bit ------------------------------------------------------------
-
-def snapshot(obj) -> dict:
-    """``obj.state_dict()`` with every array copied (the object may keep changing)."""
-    return {key: (np.array(value, copy=True) if not isinstance(value, str) else value)
-            for key, value in obj.state_dict().items()}
-
-
-def same_state(a: dict, b: dict) -> bool:
-    """Bit-identical: the same keys, and for each the same dtype, shape and bytes."""
-    if sorted(a) != sorted(b):
-        return False
-    for key in a:
-        x, y = a[key], b[key]
-        if isinstance(x, str) or isinstance(y, str):
-            if x != y:
-                return False
-            continue
-        x, y = np.asarray(x), np.asarray(y)
-        if x.dtype != y.dtype or x.shape != y.shape or x.tobytes() != y.tobytes():
-            return False
-    return True
-
+# -- what every outcome must satisfy ----------------------------------------------------------
 
 def ordinary_rounds(obj, name, seed=11, n=5):
     rng = np.random.default_rng(seed)

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from explorer.newton import SketchedOnlineNewton
 from explorer.state import nonfinite_entries
+from state_checks import assert_same_state, snapshot
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -64,22 +65,6 @@ def trained(name, n=20, seed=5):
     rng = np.random.default_rng(seed)
     learner.learn_many(rows(rng, n), labels(rng, n))
     return learner
-
-
-def snapshot(learner) -> dict:
-    return {key: value if isinstance(value, str) else np.array(value, copy=True)
-            for key, value in learner.state_dict().items()}
-
-
-def assert_same_state(a: dict, b: dict) -> None:
-    """Bit for bit: the same keys, and for each the same dtype, shape and bytes."""
-    assert sorted(a) == sorted(b)
-    for key in a:
-        if isinstance(a[key], str) or isinstance(b[key], str):
-            assert a[key] == b[key], key
-        else:
-            x, y = np.asarray(a[key]), np.asarray(b[key])
-            assert (x.dtype, x.shape, x.tobytes()) == (y.dtype, y.shape, y.tobytes()), key
 
 
 #: ``learn`` may let numpy warn about the overflow it then refuses

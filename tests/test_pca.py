@@ -32,6 +32,7 @@ from explorer.pca import (
     sphere_theory_settings,
 )
 from explorer.streams import changing_subspace
+from state_checks import assert_same_state
 
 TOL = 1e-10
 
@@ -402,12 +403,6 @@ def test_same_seed_same_numbers_and_seeds_differ():
 def bad_rows(n):
     return [np.full(n, np.nan), np.r_[np.ones(n - 1), np.inf], np.ones(n + 1), np.ones((2, n)),
             "not a row", None]
-
-
-def assert_same_state(left, right):
-    assert left.keys() == right.keys()
-    for key in left:
-        np.testing.assert_array_equal(np.asarray(left[key]), np.asarray(right[key]), err_msg=key)
 
 
 LEARNERS = {

@@ -43,6 +43,7 @@ from explorer.pca import (
 )
 from explorer.pca._base import MAX_LOSS, MAX_N, MAX_STEP
 from explorer.state import all_or_nothing, nonfinite_entries
+from state_checks import assert_same_state, snapshot
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.filterwarnings("error::RuntimeWarning")]
 
@@ -80,22 +81,6 @@ def fed(name, rounds=8, seed=0):
     for _ in range(rounds):
         learner.learn(draw(rng))
     return learner
-
-
-def snapshot(learner) -> dict:
-    return {key: (value if isinstance(value, str) else np.array(value, copy=True))
-            for key, value in learner.state_dict().items()}
-
-
-def assert_same_state(a: dict, b: dict) -> None:
-    """Bit-identical: same keys, and for each the same dtype, shape and bytes."""
-    assert sorted(a) == sorted(b)
-    for key in a:
-        if isinstance(a[key], str) or isinstance(b[key], str):
-            assert a[key] == b[key], key
-            continue
-        x, y = np.asarray(a[key]), np.asarray(b[key])
-        assert (x.dtype, x.shape, x.tobytes()) == (y.dtype, y.shape, y.tobytes()), key
 
 
 def continues_like_a_twin(name, learner, before: dict) -> None:

@@ -17,6 +17,7 @@ from explorer import (
     load_state,
     save_state,
 )
+from state_checks import assert_same_state
 
 TOL = 1e-8
 
@@ -361,7 +362,3 @@ def sketch_of_rp(A, seed):
     return sk
 
 
-def assert_same_state(left, right):
-    assert left.keys() == right.keys()
-    for key in left:
-        np.testing.assert_array_equal(np.asarray(left[key]), np.asarray(right[key]), err_msg=key)

@@ -19,6 +19,7 @@ from explorer import (
     FrequentDirections, GeneralizedFrequentDirections, RandomProjectionSketch, RobustFrequentDirections,
 )
 from explorer.sketch import MAX_SQUARED_MASS
+from state_checks import assert_same_state
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -30,12 +31,6 @@ KINDS = [
 ]
 
 
-def same_state(a: dict, b: dict) -> None:
-    assert a.keys() == b.keys()
-    for key in a:
-        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
-
-
 def test_an_overflowing_row_is_refused_and_the_next_rows_do_not_hang():
     """Defect 1: the rows were accepted, the shrink stored inf and the next LAPACK call
     never returned (through an upload it froze the whole dashboard server)."""
@@ -43,7 +38,7 @@ def test_an_overflowing_row_is_refused_and_the_next_rows_do_not_hang():
     before = fd.state_dict()
     with pytest.raises(ValueError, match="row 0 is too large"):
         fd.extend([[1e155, 2e155, 3e155], [0, 1, 0], [0, 0, 1], [1, 1, 1]])
-    same_state(fd.state_dict(), before)
+    assert_same_state(fd.state_dict(), before)
     fd.extend(np.ones((3, 3)))
     assert np.isfinite(fd.sketch).all() and fd.n_seen == 3
 
@@ -56,7 +51,7 @@ def test_a_huge_row_is_refused_instead_of_wiping_the_sketch():
     before = fd.state_dict()
     with pytest.raises(ValueError, match="too large"):
         fd.update(A[2] * 1e160)
-    same_state(fd.state_dict(), before)
+    assert_same_state(fd.state_dict(), before)
     assert fd.rank == 2
 
 
@@ -75,7 +70,7 @@ def test_a_failed_shrink_restores_the_sketch_and_the_next_update_works(make, mon
     monkeypatch.setattr(sketch_module, "gram_shrink", broken)
     with pytest.raises(ValueError, match="the shrink failed"):
         sk.extend(rng.standard_normal((9, 5)))
-    same_state(sk.state_dict(), before)
+    assert_same_state(sk.state_dict(), before)
     with pytest.raises(ValueError, match="the shrink failed"):
         for _ in range(9):
             sk.update(rng.standard_normal(5))
@@ -103,7 +98,7 @@ def test_generalized_fd_refuses_a_huge_row_in_a_batch_without_taking_the_rows_be
     before = sk.state_dict()
     with pytest.raises(ValueError, match="too large"):
         sk.extend([[1.0, 0, 0], [0, 1.0, 0], [1e200, 0, 0]], [1.0, -1.0, 1.0])
-    same_state(sk.state_dict(), before)
+    assert_same_state(sk.state_dict(), before)
 
 
 finite_scales = st.integers(min_value=-300, max_value=300).map(lambda e: 10.0 ** e)
@@ -126,7 +121,7 @@ def test_fuzz_extreme_scales_refuse_cleanly_or_keep_the_guarantee(seed, n, d, m,
             sk.extend(X)
         except ValueError as error:
             assert "too large" in str(error)
-            same_state(sk.state_dict(), before)
+            assert_same_state(sk.state_dict(), before)
             continue
         accepted.append(X)
         assert np.isfinite(sk.sketch).all() and np.isfinite(sk.delta_total)
