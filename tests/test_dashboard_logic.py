@@ -627,6 +627,16 @@ def test_page_reset_is_all_or_nothing():
     assert (page.t, page.n_rows, page.notes, page.run) == values
 
 
+def run_in_a_fresh_loop(coroutine):
+    """``asyncio.run`` on a thread of its own: in the full suite an earlier test (Playwright's
+    sync API) can leave an event loop running on this thread, where asyncio.run refuses."""
+    import asyncio
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def test_an_upload_is_parsed_off_the_event_loop():
     """The upload callback parsed on the server's only thread: nothing else was answered
     meanwhile (5-9 s for a 5 MB file in the issue). Now a worker thread parses, and the
@@ -656,7 +666,7 @@ def test_an_upload_is_parsed_off_the_event_loop():
     original = app_module.parse_upload
     app_module.parse_upload = slow_parse
     try:
-        accepted, ticks = asyncio.run(upload_while_ticking(app))
+        accepted, ticks = run_in_a_fresh_loop(upload_while_ticking(app))
     finally:
         app_module.parse_upload = original
     assert accepted and app.settings.dataset == UPLOAD and app.active.n_rows == 3
@@ -670,7 +680,7 @@ def test_overlapping_uploads_the_last_one_wins():
         return await asyncio.gather(app.upload_in_background("first.csv", b"1,2\n3,4\n"),
                                     app.upload_in_background("second.csv", b"1,2,3\n4,5,6\n"))
     app = small_app()
-    assert asyncio.run(two(app)) == [False, True]
+    assert run_in_a_fresh_loop(two(app)) == [False, True]
     assert app.settings.upload.name == "second.csv"
 
 
