@@ -223,8 +223,8 @@ class FactorizationPage(Page):
                 continue
             try:
                 run = progressive(learner, rows, labels)
-            except FloatingPointError:  # eta too large: the learner says so and stops here
-                self.diverged[key] = learner.t + 1
+            except FloatingPointError as error:  # eta too large: the learner says so and stops here
+                self.diverged[key] = getattr(error, "t", learner.t + 1)  # Diverged.t: the round that diverged
                 self.update_notes()
                 continue
             self.predictions[key][t0:t1] = run.predictions
