@@ -163,9 +163,14 @@ def get_loss(loss: str | Loss) -> Loss:
     return LOSSES[loss]()
 
 
+CLASSIFICATION_LOSSES = ("logistic", "squared_hinge")
+"""The losses whose labels are classes, -1 or +1 (docs/algorithms.md section 0.3)."""
+
+
 def check_label(y, loss: str, name: str = "y", *, bound: float = math.inf) -> float:
-    """A finite label with ``|y| <= bound``; -1 or +1 for the logistic loss, whose labels
-    are classes (docs/algorithms.md section 0.3). Returns it as a float.
+    """A finite label with ``|y| <= bound``; -1 or +1 for a loss in
+    :data:`CLASSIFICATION_LOSSES`, whose labels are classes (docs/algorithms.md section 0.3).
+    Returns it as a float.
 
     >>> check_label(1, "logistic")
     1.0
@@ -176,8 +181,8 @@ def check_label(y, loss: str, name: str = "y", *, bound: float = math.inf) -> fl
     """
     if type(y) is not float or not abs(y) <= bound:  # the common case skips the generic check
         y = check_float(name, y, minimum=-bound, maximum=bound)
-    if loss == "logistic" and y != 1.0 and y != -1.0:
-        raise ValueError(f"{name} must be -1 or +1 for the logistic loss, got {y}")
+    if loss in CLASSIFICATION_LOSSES and y != 1.0 and y != -1.0:
+        raise ValueError(f"{name} must be -1 or +1 for the {loss} loss, got {y}")
     return y
 
 
@@ -191,7 +196,7 @@ def check_labels(y: np.ndarray, loss: str, name: str = "y", *, bound: float = ma
     ValueError: y[2] must be -1 or +1 for the logistic loss, got 0.0
     """
     bad = ~(np.abs(y) <= bound)  # NaN is bad too
-    if loss == "logistic":
+    if loss in CLASSIFICATION_LOSSES:
         bad |= (y != 1.0) & (y != -1.0)
     if bad.any():
         first = int(np.flatnonzero(bad)[0])

@@ -59,7 +59,7 @@ from .._validation import (
     check_scale,
 )
 from ..hooks import Observable, ShrinkEvent, StepEvent
-from ..losses import LOSSES, check_label, check_labels, get_loss
+from ..losses import CLASSIFICATION_LOSSES, LOSSES, check_label, check_labels, get_loss
 from ..sketch import MAX_SQUARED_MASS, squared_norms
 from ..state import StateReader, all_or_nothing, state_part, stateful
 from .proximal import PREFIX, DiagonalProximal, FDProximal, FFDProximal, FullProximal
@@ -69,7 +69,6 @@ __all__ = ["AdaGrad", "OGD", "Adam", "RankShrinkEvent", "VARIANTS", "METHODS", "
 
 VARIANTS = ("full", "diag", "fd", "ffd")
 METHODS = ("cmd", "pds")
-CLASSIFICATION_LOSSES = ("logistic", "squared_hinge")
 """Losses defined for labels in {-1, +1}: other labels are refused (the logistic loss's by
 :func:`explorer.losses.check_label`, the squared hinge's here)."""
 DEFAULT_ETA = 0.01
@@ -119,10 +118,6 @@ class RankShrinkEvent(ShrinkEvent):
     rank_after: int | None = None
 
 
-def _hinge_label_error(name: str, value: float) -> ValueError:
-    return ValueError(f"{name} must be -1 or +1 for the squared_hinge loss, got {value}")
-
-
 def _beta_overflow(eta: float, delta: float | None = None) -> str:
     """Why a round's new ``beta`` is not finite, for the refusal."""
     small = "" if delta is None else f" or delta = {delta:g} too small"
@@ -151,7 +146,6 @@ class _LinearLearner(Observable):
         check_matrix_size(f"d = {d}", 1, self.d)
         self.loss_name = check_choice("loss", loss, tuple(LOSSES))
         self._loss = get_loss(loss)
-        self._hinge = loss == "squared_hinge"
         self.beta = np.zeros(self.d)
         self.t = 0
 
@@ -182,8 +176,6 @@ class _LinearLearner(Observable):
         """
         x = as_row(x, self.d)
         y = check_label(y, self.loss_name)
-        if self._hinge and y != 1.0 and y != -1.0:
-            raise _hinge_label_error("y", y)
         squared = ddot(x, x)  # BLAS directly: an overflow gives inf, no warning
         if not squared <= MAX_SQUARED_MASS:
             raise _too_large("x", squared)
@@ -199,9 +191,6 @@ class _LinearLearner(Observable):
         """
         X, y = as_labeled_rows(X, y, self.d)
         check_labels(y, self.loss_name)
-        bad = np.flatnonzero((y != 1.0) & (y != -1.0)) if self._hinge else ()
-        if len(bad):
-            raise _hinge_label_error(f"y[{bad[0]}]", float(y[bad[0]]))
         squared = squared_norms(X)
         over = np.flatnonzero(~(squared <= MAX_SQUARED_MASS))
         if over.size:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse
 
-from .._validation import as_row, as_rows
+from .._validation import as_reals, as_row, as_rows
 from ..sketch import squared_norms
 from ..losses import check_label
 from ..losses import check_labels as check_labels_of
@@ -147,12 +147,9 @@ def _check_norm(squared_norm: float, values: np.ndarray, name: str) -> None:
 def _from_pair(indices, values, d: int, name: str) -> tuple[np.ndarray, np.ndarray]:
     try:
         idx = np.asarray(indices)
-        val = np.asarray(values)
     except (TypeError, ValueError) as error:
         raise ValueError(f"{name} must be an (indices, values) pair of numeric arrays: {error}") from None
-    if val.dtype.kind not in "biuf":  # as _validation.as_row: strings, complex, objects refused
-        raise ValueError(f"{name} values must hold real numbers (int, float or bool), got dtype {val.dtype}")
-    val = val.astype(float, copy=False)
+    val = as_reals(values, f"{name} values")  # strings, complex, objects refused
     if idx.dtype.kind not in "iu":
         if idx.size:
             raise ValueError(f"{name} indices must be integers, got dtype {idx.dtype}")
