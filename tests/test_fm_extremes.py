@@ -32,7 +32,7 @@ from explorer.fm import (
     synthetic_ratings,
 )
 from explorer.state import nonfinite_entries
-from state_checks import same_state, snapshot
+from state_checks import same_state, snapshot, tamper
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")  # refusals are quiet, too
 
@@ -515,39 +515,6 @@ def test_progressive_is_all_or_nothing(name, case, position, sparse, eta_scale):
     if sparse and isinstance(X, np.ndarray) and X.ndim == 2:
         X = scipy.sparse.csr_array(X)
     refused_cleanly_or_finite(fm, lambda: progressive(fm, X, labels))
-
-
-def tamper(state: dict, key: str, how: str) -> dict:
-    state = dict(state)
-    value = state[key]
-    array = None if isinstance(value, str) else np.array(value)
-    if how == "drop":
-        del state[key]
-    elif array is None or how == "string":
-        state[key] = "junk"
-    elif how == "shape":
-        state[key] = np.append(array.ravel(), array.ravel()[:1]) if array.size else np.ones(2)
-    elif how == "bool":
-        state[key] = np.array(True)
-    elif array.size == 0:
-        state[key] = np.array([3], dtype=array.dtype) if array.dtype.kind in "iu" else np.array([np.nan])
-    else:
-        flat = array.ravel().astype(np.int64 if array.dtype.kind == "b" else array.dtype)
-        middle = flat.size // 2
-        if how == "float":
-            state[key] = array.astype(float) + 0.5
-            return state
-        if how == "negative":
-            flat[middle] = -abs(flat[middle]) - 1
-        elif how == "scale":
-            flat = flat * 10 if flat.dtype.kind == "f" else flat + 1
-        elif how == "reverse":
-            flat = flat[::-1].copy()
-        else:
-            flat = flat.astype(float)
-            flat[middle] = {"nan": np.nan, "inf": np.inf, "huge": 1e308}[how]
-        state[key] = flat.reshape(array.shape)
-    return state
 
 
 @pytest.mark.timeout(300)

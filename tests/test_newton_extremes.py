@@ -11,8 +11,6 @@ fix. Every test runs under a time limit, so a hang fails instead of blocking the
 
 from __future__ import annotations
 
-import json
-import os
 from collections import Counter, defaultdict
 
 import numpy as np
@@ -22,22 +20,14 @@ from hypothesis import strategies as st
 
 from explorer.newton import SketchedOnlineNewton
 from explorer.state import nonfinite_entries
-from state_checks import assert_same_state, snapshot
+from state_checks import assert_same_state, snapshot, tally_report, tamper
 
 pytestmark = pytest.mark.timeout(120)
 
 #: outcomes of the fuzz tests per category; ``NEWTON_FUZZ_REPORT=path.json`` writes them
 TALLY: dict[str, Counter] = defaultdict(Counter)
+_report = tally_report(TALLY, "NEWTON_FUZZ_REPORT")
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _report():
-    yield
-    path = os.environ.get("NEWTON_FUZZ_REPORT")
-    if path:
-        with open(path, "w") as f:
-            json.dump({category: dict(counts) for category, counts in sorted(TALLY.items())}, f,
-                      indent=1, sort_keys=True)
 
 D = 6
 #: one learner of each kind, in the settings the lessons use (and a logistic one)
@@ -277,11 +267,11 @@ STATE_DEFECTS = [
 ]
 
 
-@pytest.mark.parametrize("name, tamper, key", STATE_DEFECTS)
-def test_issue_8_a_tampered_state_is_refused_naming_the_key(name, tamper, key):
+@pytest.mark.parametrize("name, change, key", STATE_DEFECTS)
+def test_issue_8_a_tampered_state_is_refused_naming_the_key(name, change, key):
     """``from_state_dict`` loaded NaN, negative counters and wrong shapes without complaint;
     a missing key was a bare ``KeyError``. In place, a refusal leaves the learner as it was."""
-    state = tamper(trained(name).state_dict())
+    state = change(trained(name).state_dict())
     with pytest.raises(ValueError, match=key):
         SketchedOnlineNewton.from_state_dict(state)
     learner = trained(name, seed=8)
@@ -459,34 +449,6 @@ def test_fuzz_scale_jumps_never_leave_a_non_finite_state(name, seed, powers):
 
 TAMPERINGS = ["nan", "inf", "huge", "tiny", "negative", "double", "drop", "shape", "string", "bool",
               "transpose"]
-
-
-def tamper(state: dict, key: str, how: str) -> dict:
-    state = dict(state)
-    value = state[key]
-    if how == "drop":
-        del state[key]
-        return state
-    if how == "string" or isinstance(value, str):
-        state[key] = "junk"
-        return state
-    array = np.array(value)
-    if how == "shape":
-        state[key] = np.append(array.ravel(), 1.0)
-    elif how == "bool":
-        state[key] = np.array(True)
-    elif how == "transpose":
-        square = array.ndim == 2 and array.shape[0] == array.shape[1]  # else a wrong shape
-        state[key] = array.T + (np.triu(np.ones_like(array), 1) if square else 0)
-    else:
-        flat = array.astype(float).ravel()
-        if flat.size == 0:
-            flat = np.array([np.nan])
-        middle = flat.size // 2
-        flat[middle] = {"nan": np.nan, "inf": np.inf, "huge": 1e300, "tiny": 1e-300,
-                        "negative": -abs(flat[middle]) - 1.0, "double": 2 * flat[middle] + 1}[how]
-        state[key] = flat.reshape(array.shape) if array.ndim else flat[0]
-    return state
 
 
 @pytest.mark.timeout(600)
