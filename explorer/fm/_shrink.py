@@ -141,12 +141,12 @@ def _describes(rows: np.ndarray, gram_diag: np.ndarray, lengths: np.ndarray,
     if not C.any():
         return not gram_diag.any()
     with np.errstate(over="ignore", invalid="ignore"):
-        scale = power_of_two_scale(C)  # inf only for rows of subnormals, which no run keeps
+        scale = power_of_two_scale(C)  # exact, at most 2^1000
         target = gram_diag * scale * scale
         gram = (C * scale) @ (C * scale).T
         size = max(float(target.max()), float(np.diag(gram).max()))
         floor = GRAM_FLOOR * scale * scale
-        return bool(np.isfinite(scale) and np.isfinite(target).all()
+        return bool(np.isfinite(target).all()
                     and np.abs(gram - np.diag(target)).max() <= GRAM_TOLERANCE * size + floor)
 
 
