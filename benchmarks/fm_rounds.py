@@ -160,9 +160,9 @@ def ours_rounds(data, n: int | None, name: str) -> dict:
             cpu = time.process_time()
             run = progressive(learner, X, y)
             cpu = time.process_time() - cpu
-        return {"rounds": len(y), "rounds_per_s": len(y) / run.seconds,
+        return {"rounds": len(y), "rounds_per_s": len(y) / run["seconds"][-1],
                 "cpu_rounds_per_s": len(y) / cpu,
-                "rmse": float(np.sqrt(np.mean((run.predictions - y) ** 2)))}
+                "rmse": float(np.sqrt(np.mean((run["prediction"] - y) ** 2)))}
     learner = {"S-FTRL": lambda: SketchedFTRL(d, m=M), "FTRLFM": lambda: FTRLFM(d),
                "OGDFM": lambda: OGDFM(d)}[name]()
     timing = time_learn(learner, pairs(X), y)
@@ -193,11 +193,11 @@ def against_river(settings: dict, seed: int, progress: bool) -> list[dict]:
 def checks(settings: dict, seed: int) -> dict:
     data = synthetic_ratings(min(settings["check_rounds"], 90), n_users=8, n_items=12, seed=seed)
     d = data.X.shape[1]
-    exact = progressive(FTRLFM(d), data.X, data.y).predictions
-    sketched = progressive(SketchedFTRL(d, m=d + 2), data.X, data.y).predictions
+    exact = progressive(FTRLFM(d), data.X, data.y)["prediction"]
+    sketched = progressive(SketchedFTRL(d, m=d + 2), data.X, data.y)["prediction"]
     wide = synthetic_ratings(settings["check_rounds"], n_users=30, n_items=50, seed=seed)
-    from_pairs = progressive(SketchedFTRL(80, m=4), wide.X, wide.y).predictions
-    from_dense = progressive(SketchedFTRL(80, m=4), wide.X.toarray(), wide.y).predictions
+    from_pairs = progressive(SketchedFTRL(80, m=4), wide.X, wide.y)["prediction"]
+    from_dense = progressive(SketchedFTRL(80, m=4), wide.X.toarray(), wide.y)["prediction"]
     gap_exact = float(np.abs(exact - sketched).max())
     gap_sparse = float(np.abs(from_pairs - from_dense).max())
     return {"sftrl_m_d_plus_2_vs_ftrl": gap_exact, "sparse_vs_dense": gap_sparse,

@@ -124,7 +124,7 @@ def _lab(args: argparse.Namespace) -> int:
     return _run_until_done(command)
 
 
-def _add_lab(subparsers: argparse._SubParsersAction) -> None:
+def _add_lab(subparsers) -> None:  # what ArgumentParser.add_subparsers() returns
     parser = subparsers.add_parser(
         "lab",
         help="open the lesson notebooks in JupyterLab",
@@ -149,7 +149,7 @@ def _bench(args: argparse.Namespace) -> int:
     return _run_until_done([sys.executable, str(BENCHMARKS_SCRIPT), *args.script_args], cwd=REPO_ROOT)
 
 
-def _add_bench(subparsers: argparse._SubParsersAction) -> None:
+def _add_bench(subparsers) -> None:  # what ArgumentParser.add_subparsers() returns
     parser = subparsers.add_parser(
         "bench",
         help="run the benchmarks (benchmarks/run_all.py)",
@@ -172,7 +172,7 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_serve(subparsers: argparse._SubParsersAction) -> None:
+def _add_serve(subparsers) -> None:  # what ArgumentParser.add_subparsers() returns
     parser = subparsers.add_parser(
         "serve",
         help="serve the dashboard (Panel) on localhost",

@@ -28,7 +28,7 @@ import numpy as np
 
 __all__ = [
     "ShrinkEvent",
-    "StepEvent",
+    "StepRecord",
     "FixedShareEvent",
     "CapEvent",
     "DecomposeEvent",
@@ -57,15 +57,34 @@ class ShrinkEvent:
 
 
 @dataclass(frozen=True)
-class StepEvent:
-    """One round of an online learner: its loss and what it knows cheaply."""
+class StepRecord:
+    """One round of an online learner: what it computed anyway (kind ``"step"``).
+
+    ``learner.step(x, y)`` returns it and hooks receive it; ``learner.learn(x, y)`` is
+    ``step(x, y).loss`` (docs/architecture.md). A field the learner does not have is None.
+
+    t: the round (1-based); loss: the loss suffered before updating; prediction: the
+    learner's prediction for ``x`` before updating (None where there is none: PCA);
+    gradient_scale: the scalar q with gradient ``q x`` (the loss's derivative at the
+    prediction; FM: ``phi'(z_t)``, gradient ``q a_hat a_hat^T``); shrink: the
+    :class:`~explorer.sketch.ShrinkRecord` of this round's sketch shrink, else None;
+    alpha: the regularizer (RFD-SON's alpha_t, ...); condition_number, rank: of the
+    learner's curvature or sketch; expected_loss: a randomized learner's loss in
+    expectation over its own randomness (what regret bounds are about); part_ranks: the
+    occupied rows of ``B+`` and ``B-`` for a learner on a Generalized FD sketch.
+    """
 
     kind: ClassVar[str] = "step"
     t: int
     loss: float
+    prediction: float | None = None
+    gradient_scale: float | None = None
+    shrink: Any = None
     alpha: float | None = None
     condition_number: float | None = None
     rank: int | None = None
+    expected_loss: float | None = None
+    part_ranks: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -213,7 +232,14 @@ class Recorder:
 
 
 def _stack(values: list[Any]) -> np.ndarray:
-    """Scalars to a 1-D array (None -> NaN); arrays to a 2-D array padded with NaN."""
+    """Scalars to a 1-D array (None -> NaN); arrays to a 2-D array padded with NaN; records
+    (a step's ``shrink``, tuples) to a 1-D object array, None where there is none."""
+    if any(isinstance(v, tuple) for v in values):
+        column = np.empty(len(values), dtype=object)
+        column[:] = [None] * len(values)
+        for i, v in enumerate(values):
+            column[i] = v
+        return column
     if any(isinstance(v, np.ndarray) and v.ndim > 0 for v in values):
         arrays = [np.atleast_1d(np.asarray(v, dtype=float)).ravel() for v in values]
         width = max(a.size for a in arrays)

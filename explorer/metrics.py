@@ -11,6 +11,11 @@ a sketch has seen, ``B`` the sketch's rows, ``alpha`` the RFD regularizer starte
 - :func:`condition_number`, :func:`sketch_condition_numbers`,
   :func:`exact_condition_number`: conditioning of the regularized Gram matrices that
   the sketched Newton step inverts (section 2; RFD Theorem 4).
+- :func:`gram_eigenvalues`, :func:`gram_covariance_error`,
+  :func:`best_fd_bound_from_eigenvalues`, :func:`condition_number_from_eigenvalues`: the
+  same numbers from a running ``A^T A`` (d x d, O(d^2) per row) instead of ``A``, so a
+  live measurement costs O(d^3) whatever the number of rows (the dashboard's sketching
+  page, :mod:`explorer.experiments.sketching`).
 
 >>> import numpy as np
 >>> from explorer import RobustFrequentDirections
@@ -41,6 +46,10 @@ __all__ = [
     "condition_number",
     "sketch_condition_numbers",
     "exact_condition_number",
+    "gram_eigenvalues",
+    "gram_covariance_error",
+    "best_fd_bound_from_eigenvalues",
+    "condition_number_from_eigenvalues",
 ]
 
 METHODS = ("auto", "exact", "lanczos")
@@ -172,12 +181,14 @@ def _target_and_error(A, sketch, weights) -> tuple[_SymmetricSum, _SymmetricSum]
     """``A^T W A`` and the error ``A^T W A + alpha0 I - (sketch's Gram matrix)``, unformed."""
     A, weights = _rows_and_weights(A, sketch, weights)
     target = _SymmetricSum(d=sketch.d, terms=((A, weights),), shift=0.0)
-    error = _SymmetricSum(
-        d=sketch.d,
-        terms=((A, weights), *_negated_sketch_terms(sketch)),
-        shift=getattr(sketch, "alpha0", 0.0) - getattr(sketch, "alpha", 0.0),
-    )
+    error = _SymmetricSum(d=sketch.d, terms=((A, weights), *_negated_sketch_terms(sketch)),
+                          shift=_regularizer_shift(sketch))
     return target, error
+
+
+def _regularizer_shift(sketch) -> float:
+    """``alpha0 - alpha``: what the error matrix adds to its diagonal (0 but for Robust FD)."""
+    return getattr(sketch, "alpha0", 0.0) - getattr(sketch, "alpha", 0.0)
 
 
 def _negated_sketch_terms(sketch) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
@@ -270,10 +281,14 @@ def best_fd_bound(A, m: int) -> float:
     ([4.666666666666667, 2.5, 1.0], 1.0)
     """
     m = check_int("m", m, minimum=1)
-    sigma = _singular_values(A)
-    squared = np.zeros(max(m, sigma.size))
-    squared[:sigma.size] = sigma ** 2
-    tails = np.cumsum(squared[::-1])[::-1][:m]  # tails[k] = sum_{i >= k} sigma_i^2
+    return _best_bound(_singular_values(A) ** 2, m)
+
+
+def _best_bound(squared: np.ndarray, m: int) -> float:
+    """``min_{0 <= k < m} sum_{i >= k} squared_i / (m - k)`` for ``squared`` descending."""
+    padded = np.zeros(max(m, squared.size))
+    padded[:squared.size] = squared
+    tails = np.cumsum(padded[::-1])[::-1][:m]  # tails[k] = sum_{i >= k} sigma_i^2
     return float(np.min(tails / (m - np.arange(m))))
 
 
@@ -347,6 +362,107 @@ def exact_condition_number(A, alpha0: float) -> float:
     alpha0 = check_float("alpha0", alpha0, minimum=0.0)
     largest, smallest = _gram_eigenvalue_range(A, "A")
     return _ratio(largest + alpha0, smallest + alpha0)
+
+
+# -- from a running Gram matrix A^T A ----------------------------------------------------------
+
+ROUNDING_LEVEL = 1e-12
+"""An eigenvalue of ``A^T A`` at most this times the largest is rounding, not rank."""
+
+
+def gram_eigenvalues(gram) -> np.ndarray:
+    r"""Eigenvalues of a Gram matrix :math:`A^T A` (d x d), descending, those at the level
+    of rounding (at most ``1e-12`` times the largest, and the tiny negative ones LAPACK
+    gives a singular :math:`A^T A`) set to exactly 0: a rank-deficient :math:`A^T A` is
+    then exactly singular, as it is in exact arithmetic (its condition number is inf).
+
+    The squared singular values of ``A`` (docs/algorithms.md section 0), from the d x d
+    matrix a stream keeps up to date in O(d^2) per row, for :func:`best_fd_bound_from_eigenvalues`
+    and :func:`condition_number_from_eigenvalues`.
+
+    >>> import numpy as np
+    >>> A = np.array([[3.0, 0.0, 0.0], [0.0, 2.0, 0.0]])
+    >>> gram_eigenvalues(A.T @ A).tolist()
+    [9.0, 4.0, 0.0]
+    """
+    gram = _square(gram, "gram")
+    lam = scipy.linalg.eigvalsh(gram, check_finite=False)[::-1]
+    lam[lam <= ROUNDING_LEVEL * max(lam[0], 0.0)] = 0.0
+    return lam
+
+
+def gram_covariance_error(gram, sketch) -> float:
+    r""":func:`covariance_error` from :math:`A^T A` rather than ``A``: the spectral norm of
+    ``gram + alpha0 I - (B^T B + alpha I)`` (FD, RFD, random projection) or of
+    ``gram - (B+^T B+ - B-^T B-)`` (Generalized FD, with ``gram`` the weighted
+    :math:`\sum_t s_t a_t a_t^T`), from the dense d x d error matrix: O(r d^2 + d^3)
+    whatever the number of rows (docs/algorithms.md sections 1, 2, 6).
+
+    >>> import numpy as np
+    >>> from explorer import RobustFrequentDirections
+    >>> A = np.diag([3.0, 2.0, 1.0])
+    >>> sk = RobustFrequentDirections(d=3, m=2)
+    >>> sk.extend(A)
+    >>> gram_covariance_error(A.T @ A, sk) == covariance_error(A, sk) == 2.5
+    True
+    """
+    gram = _square(gram, "gram")
+    if gram.shape[0] != getattr(sketch, "d", None):
+        raise ValueError(f"gram must be d x d for the sketch's d = {getattr(sketch, 'd', None)}, "
+                         f"got shape {gram.shape}")
+    if hasattr(sketch, "positive") and hasattr(sketch, "negative"):
+        positive, negative = sketch.positive.rows, sketch.negative.rows
+        error = gram - positive.T @ positive + negative.T @ negative
+    else:
+        B = sketch.rows
+        error = gram - B.T @ B
+    error[np.diag_indices_from(error)] += _regularizer_shift(sketch)
+    ends = scipy.linalg.eigvalsh(error, check_finite=False)[[0, -1]]
+    return float(np.max(np.abs(ends)))
+
+
+def best_fd_bound_from_eigenvalues(eigenvalues, m: int) -> float:
+    r""":func:`best_fd_bound` from the eigenvalues :math:`\lambda_i = \sigma_i(A)^2` of
+    :math:`A^T A` (descending, non-negative: :func:`gram_eigenvalues`), the same number:
+    :math:`\min_{0 \le k < m} \sum_{i > k} \lambda_i / (m - k)`.
+
+    >>> best_fd_bound_from_eigenvalues([9.0, 4.0, 1.0], m=3)
+    1.0
+    """
+    m = check_int("m", m, minimum=1)
+    return _best_bound(_spectrum(eigenvalues), m)
+
+
+def condition_number_from_eigenvalues(eigenvalues, shift: float) -> float:
+    r"""Condition number of :math:`A^T A + 	ext{shift}\, I` from all d eigenvalues of
+    :math:`A^T A` (descending, non-negative: :func:`gram_eigenvalues`): what
+    :func:`exact_condition_number` computes from ``A``; inf when the smallest plus
+    ``shift`` is 0.
+
+    >>> condition_number_from_eigenvalues([9.0, 4.0, 1.0], shift=1.0)
+    5.0
+    """
+    shift = check_float("shift", shift, minimum=0.0)
+    lam = _spectrum(eigenvalues)
+    if lam.size == 0:
+        raise ValueError("eigenvalues must hold the d >= 1 eigenvalues of A^T A, got none")
+    return _ratio(float(lam[0]) + shift, float(lam[-1]) + shift)
+
+
+def _square(gram, name: str) -> np.ndarray:
+    gram = as_matrix(gram, name)
+    if gram.shape[0] != gram.shape[1]:
+        raise ValueError(f"{name} must be a square d x d matrix (A^T A), got shape {gram.shape}")
+    return gram
+
+
+def _spectrum(eigenvalues) -> np.ndarray:
+    """``eigenvalues`` as finite, non-negative, descending floats, or ``ValueError``."""
+    lam = np.asarray(eigenvalues, dtype=float)
+    if lam.ndim != 1 or not np.isfinite(lam).all() or (lam < 0).any() or (np.diff(lam) > 0).any():
+        raise ValueError("eigenvalues must be the eigenvalues of A^T A: a 1-D array of finite, "
+                         "non-negative numbers in descending order (gram_eigenvalues gives them)")
+    return lam
 
 
 def _gram_eigenvalue_range(B, name: str) -> tuple[float, float]:

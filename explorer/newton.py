@@ -9,7 +9,11 @@ Woodbury in O(md) per round; no d x d matrix exists except in FULL-ON.
 
 Extreme input (issue 13) is either learned or refused whole: every round checks its
 numbers before it changes anything, and a round whose Newton step still fails (a LAPACK
-error, a non-finite step) is undone, so ``learn`` and ``learn_many`` are all or nothing.
+error, a non-finite step) is undone, so ``learn``, ``step`` and ``learn_many`` are all or
+nothing; a round whose numbers leave the finite range raises
+:class:`~explorer.errors.Diverged`. ``step`` returns the round's
+:class:`~explorer.hooks.StepRecord` and ``with_params`` continues the stream with another
+eta, alpha0 or eta schedule (docs/architecture.md).
 
 References
 ----------
@@ -32,13 +36,16 @@ from scipy.linalg.blas import ddot as _ddot, dtrsv
 from scipy.linalg.lapack import dpotrs
 
 from ._validation import (
-    SCALES, all_finite, as_labeled_rows, as_row, check_choice, check_float, check_int, check_matrix_size,
+    SCALES, all_finite, as_labeled_rows, as_row, check_choice, check_int, check_matrix_size,
     check_scale,
 )
-from .hooks import Observable, StepEvent
+from .errors import Diverged
+from .hooks import Observable, StepRecord
 from .losses import check_label, check_labels, get_loss
+from .params import Tunable
 from .sketch import (
     MAX_SQUARED_MASS, FrequentDirections, RandomProjectionSketch, RobustFrequentDirections,
+    ShrinkRecord,
 )
 from .state import StateReader, all_or_nothing, copy_array, state_part, stateful
 
@@ -122,24 +129,25 @@ class _SketchCurvature:
         return self.sketch.frobenius_squared if self.bordered else 0.0
 
     def step(self, w: np.ndarray, g: np.ndarray, row: np.ndarray, scale: float,
-             undoable: bool) -> np.ndarray:
-        """Add ``row = scale * g`` (checked by the caller) and return ``w - H^{-1} g`` with
-        the new H, or raise :class:`_Refused` if the solve fails or the step is not finite.
+             undoable: bool) -> tuple[np.ndarray, ShrinkRecord | None]:
+        """Add ``row = scale * g`` (checked by the caller); return ``w - H^{-1} g`` with
+        the new H and the sketch's :class:`~explorer.sketch.ShrinkRecord` if the row made it
+        shrink, or raise :class:`_Refused` if the solve fails or the step is not finite.
         ``undoable``: the curvature is then put back as it was (``learn``; ``learn_many``
         restores its own snapshot of the whole learner instead)."""
         undo = self._undo_point() if undoable else None
         try:
-            self.add(row)
+            shrink = self.add(row)
             u = w - self.solve(g)
             if not all_finite(u):
-                raise FloatingPointError("the step H^{-1} g overflows")
+                raise Diverged("the step H^{-1} g overflows")
         except BaseException as error:  # an interrupt is undone too
             if undo is not None:
                 undo()
             if isinstance(error, (ValueError, ArithmeticError, np.linalg.LinAlgError)):
                 raise _Refused(f"the Newton step failed ({error})") from None
             raise
-        return u
+        return u, shrink
 
     def _undo_point(self) -> Callable[[], None]:
         """A function that puts the curvature back as it is now, whatever one :meth:`add`
@@ -168,13 +176,14 @@ class _SketchCurvature:
             self.factor[r], self.factored = factor_row, factored
         return undo_row
 
-    def add(self, row: np.ndarray) -> None:
-        """Add a finite non-zero row to the sketch and bring ``K`` (and ``L``) up to date."""
+    def add(self, row: np.ndarray) -> ShrinkRecord | None:
+        """Add a finite non-zero row to the sketch and bring ``K`` (and ``L``) up to date;
+        returns the sketch's record of the shrink this row caused, else None (always for RP)."""
         if not self.bordered:
             self._add_projected(row)
-            return
-        shrink = self.sketch.insert_row(row)
-        B = self.sketch.rows_view
+            return None
+        shrink = self.sketch.insert(row)
+        B = self.sketch.rows
         r = B.shape[0]
         if shrink is not None:  # rows are orthogonal right after a shrink
             diagonal = np.einsum("ij,ij->i", B, B)
@@ -186,6 +195,7 @@ class _SketchCurvature:
             self.inner[r - 1, :r] = products
             self.inner[:r, r - 1] = products
             self._border(products)
+        return shrink
 
     def refactor(self, diagonal: np.ndarray | None = None) -> None:
         """Cholesky of ``shift I + K`` from scratch (after a shrink, or a loaded state).
@@ -224,20 +234,20 @@ class _SketchCurvature:
 
     def _add_projected(self, row: np.ndarray) -> None:
         """RP: ``B <- B + r g^T`` changes every row; ``K`` follows in O(md)."""
-        before = self.sketch.rows_view @ row
-        r = self.sketch.insert_row(row)  # the random direction drawn for this row
+        before = self.sketch.rows @ row
+        r = self.sketch.insert(row)  # the random direction drawn for this row
         self.inner += np.outer(r, before) + np.outer(before, r) + (row @ row) * np.outer(r, r)
         if not all_finite(self.inner.ravel()):
-            raise FloatingPointError("B B^T overflows")
+            raise Diverged("B B^T overflows")
 
     def solve(self, v: np.ndarray) -> np.ndarray:
         r, shift = self.rank, self.shift
         if r == 0:
             return v / shift if shift > 0 else np.zeros_like(v)
-        B = self.sketch.rows_view
+        B = self.sketch.rows
         projected = B @ v
         if not all_finite(projected):  # no LAPACK call on non-finite numbers
-            raise FloatingPointError("B v overflows")
+            raise Diverged("B v overflows")
         if self.factored:
             return (v - dpotrs(self.factor[:r, :r], projected, lower=1)[0] @ B) / shift
         K = self.inner[:r, :r]
@@ -280,7 +290,7 @@ class _SketchCurvature:
         if not np.array_equal(inner, inner.T) or inner[r:].any():
             raise reader.refuse("inner", f"a symmetric matrix, zero past the sketch's rank {r}",
                                 "another matrix")
-        B = probe.rows_view
+        B = probe.rows
         with np.errstate(over="ignore", invalid="ignore"):  # B B^T may overflow (RP)
             expected = B @ B.T
             error = np.abs(inner[:r, :r] - expected).max(initial=0.0)
@@ -336,9 +346,9 @@ class _FullCurvature:
         self.mass = 0.0
 
     def step(self, w: np.ndarray, g: np.ndarray, row: np.ndarray, scale: float,
-             undoable: bool) -> np.ndarray:
-        """``w - H_new^{-1} g`` after adding ``row = scale * g``; nothing is stored unless
-        it succeeds (so ``undoable`` costs nothing here)."""
+             undoable: bool) -> tuple[np.ndarray, None]:
+        """``(w - H_new^{-1} g, None)`` after adding ``row = scale * g`` (no sketch, no
+        shrink); nothing is stored unless it succeeds (so ``undoable`` costs nothing here)."""
         h = self.inverse @ row
         s = 1.0 + float(row @ h)
         if not (math.isfinite(s) and s > 0.0):
@@ -348,7 +358,7 @@ class _FullCurvature:
         if not (math.isfinite(_ddot(k, k)) and all_finite(u)):
             raise _Refused("the Newton step failed (the step H^{-1} g overflows)")
         self.inverse -= np.outer(k, k)
-        return u
+        return u, None
 
     def solve(self, v: np.ndarray) -> np.ndarray:
         return self.inverse @ v
@@ -378,7 +388,7 @@ class _FullCurvature:
 
 
 @stateful
-class SketchedOnlineNewton(Observable):
+class SketchedOnlineNewton(Tunable, Observable):
     r"""Sketched online Newton step (Luo et al. 2017, Algorithms 5-6; Luo et al. 2016).
 
     Round t, with ``f_t(w) = l(w^T x_t, y_t)`` and ``H`` the current curvature matrix:
@@ -411,19 +421,29 @@ class SketchedOnlineNewton(Observable):
     :data:`SUPPORTED_LOSSES`. Labels are finite with ``|y| <= 1e100``, and -1 or +1 for
     the logistic loss.
 
-    All or nothing: ``learn`` and ``learn_many`` check their input first; a round whose
-    numbers leave the range the maths can hold (a curvature row whose squared norm
-    underflows, :data:`TINY_SQUARED_ROW`, or passes the sketch's limit of 1e300; a
-    prediction ``u^T x`` or a Newton step that overflows; a failed solve) raises a
-    ``ValueError`` naming the row, with the learner exactly as before the call.
+    All or nothing: ``learn``, ``step`` and ``learn_many`` check their input first (a
+    ``ValueError`` naming what is wrong); a round whose numbers leave the range the maths
+    can hold (a curvature row whose squared norm underflows, :data:`TINY_SQUARED_ROW`, or
+    passes the sketch's limit of 1e300; a prediction ``u^T x`` or a Newton step that
+    overflows; a failed solve) raises :class:`~explorer.errors.Diverged` (a ``ValueError``)
+    naming the row and the round, with the learner exactly as before the call.
     Scale-equivariant where the maths is: RFD-SON with ``alpha0 = 0`` learns rows of norm
     1e-120 to 1e120 alike (``u`` scales inversely, predictions stay). With a fixed
     ``alpha0`` the maths is not: when ``B^T B`` dwarfs ``alpha0 I`` by more than 1/eps
     (~1e16) the Woodbury solve loses every digit, as FD-SON with a tiny alpha0 does
     (docs/algorithms.md section 3.5); such runs stay finite or are refused, not accurate.
 
-    Hooks: the sketch's "shrink" events (t = round), and a "step" event per round with the
-    loss, the regularizer (alpha), the condition number of ``H`` and the sketch's rank.
+    ``step(x, y)`` is ``learn`` returning the round's :class:`~explorer.hooks.StepRecord`:
+    the loss, the prediction ``w_t^T x``, the gradient scale ``l'(w_t^T x, y)`` (the
+    gradient is that times ``x``; the sketch received it times
+    ``sqrt(curvature_weight(t))``), the :class:`~explorer.sketch.ShrinkRecord` if the row
+    made the sketch shrink, alpha and the sketch's rank. ``with_params`` changes a
+    :data:`HOT` setting mid-stream: ``eta``, ``eta_schedule`` (both only weigh the rows
+    still to come) or ``alpha0`` (``B`` kept, ``H`` shifted: see :meth:`_continue_state`).
+
+    Hooks: the sketch's "shrink" events (t = round), and the "step" record of every round,
+    which then also holds the condition number of ``H`` (O(m^3), computed only when a hook
+    listens).
 
     >>> import numpy as np
     >>> learner = SketchedOnlineNewton(3, sketch="rfd", m=2)
@@ -433,28 +453,30 @@ class SketchedOnlineNewton(Observable):
     1.0
     """
 
+    HOT = ("eta", "alpha0", "eta_schedule")
+
     def __init__(self, d: int, *, sketch: str = "rfd", m: int = 10, alpha0: float = 0.0,
                  eta: float = 0.0, mu: float | None = None, C: float = 1.0, fast: bool = True,
                  loss: str = "squared", eta_schedule: str = "constant", seed: int | None = None):
         super().__init__()
         self.d = check_int("d", d, minimum=1)
         self.sketch_kind = check_choice("sketch", sketch, SKETCHES)
-        self.eta_schedule = check_choice("eta_schedule", eta_schedule, ETA_SCHEDULES)
-        self.loss_name = check_choice("loss", loss, SUPPORTED_LOSSES)
+        self._eta_schedule = check_choice("eta_schedule", eta_schedule, ETA_SCHEDULES)
+        self.loss = check_choice("loss", loss, SUPPORTED_LOSSES)
         self.m = check_int("m", m, minimum=2)
         if not isinstance(fast, (bool, np.bool_)):
             raise ValueError(f"fast must be True or False, got {fast!r}")
         self.fast = bool(fast)
         self._check_size()
-        self.alpha0 = check_scale("alpha0", alpha0, zero=True)
+        self._alpha0 = check_scale("alpha0", alpha0, zero=True)
         if self.sketch_kind == "full" and self.alpha0 == 0:
             raise ValueError("alpha0 must be > 0 for sketch='full' (H_0 = alpha0 I is inverted), got 0")
-        self.eta = check_scale("eta", eta, zero=True)
+        self._eta = check_scale("eta", eta, zero=True)
         self.C = check_scale("C", C, zero=False)
         if mu is None:
-            mu = default_mu(self.loss_name, self.C)
+            mu = default_mu(self.loss, self.C)
             if not SCALES[0] <= mu <= SCALES[1]:
-                raise ValueError(f"the default mu for the {self.loss_name} loss with C = {self.C:g} is "
+                raise ValueError(f"the default mu for the {self.loss} loss with C = {self.C:g} is "
                                  f"{mu:.3g}, outside [{SCALES[0]:.0e}, {SCALES[1]:.0e}]; choose a C "
                                  f"nearer 1 or give mu")
         self.mu = check_scale("mu", mu, zero=True)
@@ -464,14 +486,15 @@ class SketchedOnlineNewton(Observable):
                                  or not 0 <= seed < 2 ** 63):
             raise ValueError(f"seed must be None or an integer in [0, 2^63), got {seed!r}")
         self.seed = None if seed is None else int(seed)
-        self._loss = get_loss(self.loss_name)
+        self._loss_function = get_loss(self.loss)
         self._curvature = self._make_curvature()
         self.u = np.zeros(self.d)
         self.t = 0
         self.last_prediction = 0.0
         if self._curvature.sketch is not None:
+            # a shrink happens inside round self.t + 1 (self.t counts the rounds done)
             self._forward_events(self._curvature.sketch,
-                                 lambda event: dataclasses.replace(event, t=self.t))
+                                 lambda event: dataclasses.replace(event, t=self.t + 1))
 
     def _check_size(self) -> None:
         """Refuse settings whose matrices would not fit in :data:`explorer._validation.MAX_ENTRIES` entries."""
@@ -495,12 +518,33 @@ class SketchedOnlineNewton(Observable):
 
     def __repr__(self) -> str:
         return (f"SketchedOnlineNewton(d={self.d}, sketch={self.sketch_kind!r}, m={self.m}, "
-                f"alpha0={self.alpha0:g}, eta={self.eta:g}, loss={self.loss_name!r}) t={self.t}")
+                f"alpha0={self.alpha0:g}, eta={self.eta:g}, loss={self.loss!r}) t={self.t}")
+
+    def get_params(self) -> dict:
+        """The constructor's arguments; ``sketch`` is the kind (``sketch_kind``), since the
+        attribute ``sketch`` is the sketch object, and ``mu`` the value in use (the default
+        for the loss and C if none was given)."""
+        return {**super().get_params(), "sketch": self.sketch_kind}
 
     @property
     def sketch(self):
         """The sketch object (None for FULL-ON)."""
         return self._curvature.sketch
+
+    @property
+    def alpha0(self) -> float:
+        """``H_0 = alpha0 I`` (read-only: ``with_params(alpha0=...)`` continues with another)."""
+        return self._alpha0
+
+    @property
+    def eta(self) -> float:
+        """The extra curvature weight (read-only: ``with_params(eta=...)``)."""
+        return self._eta
+
+    @property
+    def eta_schedule(self) -> str:
+        """``eta_t = eta`` ("constant") or ``eta / t`` (read-only: ``with_params``)."""
+        return self._eta_schedule
 
     @property
     def alpha(self) -> float:
@@ -515,15 +559,27 @@ class SketchedOnlineNewton(Observable):
         """Condition number of the current ``H`` (O(m^3) for sketches, O(d^3) for FULL-ON)."""
         return self._curvature.condition_number()
 
+    def curvature_weight(self, t: int) -> float:
+        """``mu + eta_t``, the weight of round ``t``'s gradient in ``H`` (its row in the
+        sketch is ``sqrt(mu + eta_t) g_t``): ``eta_t = eta``, or ``eta / t`` with
+        ``eta_schedule="inverse_t"``. With a step record ``rec``, round t added
+        ``curvature_weight(rec.t) * rec.gradient_scale ** 2 * x x^T`` to ``H``.
+
+        >>> SketchedOnlineNewton(2, eta=0.5, mu=0.25, eta_schedule="inverse_t").curvature_weight(2)
+        0.5
+        """
+        return self.mu + (self._eta / t if self._eta_schedule == "inverse_t" else self._eta)
+
     def predict(self, x) -> float:
         """The prediction ``w^T x`` after the slab projection: ``clip(u^T x, -C, C)``.
 
-        ``ValueError`` if ``u^T x`` overflows (``learn`` refuses such a row too)."""
+        :class:`~explorer.errors.Diverged` if ``u^T x`` overflows (``learn`` refuses such a
+        row too)."""
         x = as_row(x, self.d)
         with _quiet():
             z = float(self.u @ x)
         if not math.isfinite(z):
-            raise ValueError("x: the prediction u^T x overflows; rescale x")
+            raise Diverged("x: the prediction u^T x overflows; rescale x", t=self.t + 1)
         return min(max(z, -self.C), self.C)
 
     def learn(self, x, y) -> float:
@@ -531,16 +587,32 @@ class SketchedOnlineNewton(Observable):
 
         The prediction the loss was suffered on, ``w_t^T x`` (what :meth:`predict` gave just
         before), is kept as ``last_prediction``: progressive evaluation without a second pass
-        over ``x``. All or nothing: a refused round (``ValueError``) changes nothing.
+        over ``x``. All or nothing: a refused round (``ValueError``, or
+        :class:`~explorer.errors.Diverged`) changes nothing. ``step(x, y).loss``.
         """
+        return self._checked_round(x, y, False)[0]
+
+    def step(self, x, y) -> StepRecord:
+        """:meth:`learn`, returning the round's :class:`~explorer.hooks.StepRecord` (see the
+        class docstring; hooks receive this same record).
+
+        >>> rec = SketchedOnlineNewton(2, m=2).step([2.0, 0.0], 1.0)
+        >>> rec.t, rec.loss, rec.prediction, rec.gradient_scale, rec.shrink, rec.rank
+        (1, 1.0, 0.0, -2.0, None, 1)
+        """
+        return self._checked_round(x, y, True)[2]
+
+    def _checked_round(self, x, y, record: bool) -> tuple:
+        """One round on an unchecked row and label: ``(loss, w_t^T x, StepRecord or None)``."""
         x = as_row(x, self.d)
-        y = check_label(y, self.loss_name, bound=SCALES[1])
+        y = check_label(y, self.loss, bound=SCALES[1])
         try:
             with _quiet():
-                loss, self.last_prediction = self._round(x, y, undoable=True)
+                done = self._round(x, y, undoable=True, record=record)
         except _Refused as refusal:
-            raise ValueError(f"x: {refusal}; nothing was updated") from None
-        return loss
+            raise Diverged(f"x: {refusal}; nothing was updated", t=self.t + 1) from None
+        self.last_prediction = done[1]
+        return done
 
     def learn_many(self, X, y, *, return_predictions: bool = False):
         """:meth:`learn` on each row of ``X`` with labels ``y`` in order; returns the losses.
@@ -548,7 +620,9 @@ class SketchedOnlineNewton(Observable):
         The same numbers as a loop of ``learn``, but every row and label is checked once,
         first, which saves about a sixth of a round's time at d = 500. All or nothing: if
         any round is refused, the whole call is undone (one snapshot of the state per call)
-        and the ``ValueError`` names the row; step events already sent to hooks stay sent.
+        and the ``ValueError`` (:class:`~explorer.errors.Diverged` with its ``row`` and
+        ``t``, if the numbers left the finite range) names the row; step records already
+        sent to hooks stay sent.
         With ``return_predictions``, returns ``(losses, predictions)``: also each
         ``w_t^T x_t`` the loss was suffered on, for progressive evaluation.
 
@@ -558,41 +632,47 @@ class SketchedOnlineNewton(Observable):
         ([1.0, 0.0], [0.0, 1.0])
         """
         X, y = as_labeled_rows(X, y, self.d)
-        check_labels(y, self.loss_name, bound=SCALES[1])
+        check_labels(y, self.loss, bound=SCALES[1])
         losses, predictions = np.empty(len(y)), np.empty(len(y))
         if len(y):
             with all_or_nothing(self), _quiet():
                 for i, (x, label) in enumerate(zip(X, y.tolist())):
                     try:
-                        losses[i], predictions[i] = self._round(x, label, undoable=False)
+                        losses[i], predictions[i], _ = self._round(x, label, undoable=False)
                     except _Refused as refusal:
-                        raise ValueError(f"X row {i}: {refusal}; nothing was updated (the "
-                                         f"call is undone)") from None
+                        raise Diverged(f"X row {i}: {refusal}; nothing was updated (the call is "
+                                       f"undone)", row=i, t=self.t + 1) from None
             self.last_prediction = float(predictions[-1])
         return (losses, predictions) if return_predictions else losses
 
-    def _round(self, x: np.ndarray, y: float, undoable: bool) -> tuple[float, float]:
-        """One round on a checked row and label; returns ``(loss, w_t^T x)``, or raises
-        :class:`_Refused`. Nothing of the learner's own is stored until the new ``u`` is
-        known to be finite; the curvature puts itself back if ``undoable``."""
+    def _round(self, x: np.ndarray, y: float, undoable: bool,
+               record: bool = False) -> tuple[float, float, StepRecord | None]:
+        """One round on a checked row and label; returns ``(loss, w_t^T x, record)``, or
+        raises :class:`_Refused`. The :class:`~explorer.hooks.StepRecord` is built only if
+        asked for (``step``) or a hook listens (it is then sent to the hooks), else None:
+        ``learn`` pays nothing for it. Nothing of the learner's own is stored until the new
+        ``u`` is known to be finite; the curvature puts itself back if ``undoable``."""
         w, z = self._project(x)
-        loss, slope = self._loss.value_and_derivative(z, y)
+        loss, slope = self._loss_function.value_and_derivative(z, y)
         if not (math.isfinite(loss) and math.isfinite(slope)):
             raise _Refused(f"the loss at the prediction {z:.6g} and the label {y:.6g} overflows")
         t = self.t + 1
+        shrink = None
         if slope != 0.0:
-            eta_t = self.eta / t if self.eta_schedule == "inverse_t" else self.eta
-            scale = math.sqrt(self.mu + eta_t)
+            scale = math.sqrt(self.curvature_weight(t))
             g = slope * x
             row = scale * g
             if self._curvature_row_is_new(row, g):  # g = 0 adds nothing to H and leaves u = w
-                w = self._curvature.step(w, g, row, scale, undoable)
+                w, shrink = self._curvature.step(w, g, row, scale, undoable)
         self.u, self.t = w, t
+        if not (record or self._hooks):
+            return loss, z, None
+        done = StepRecord(t=t, loss=loss, prediction=z, gradient_scale=slope, shrink=shrink,
+                          alpha=self.alpha, rank=self._curvature.rank,
+                          condition_number=self.condition_number() if self._hooks else None)
         if self._hooks:
-            self._emit(StepEvent(t=self.t, loss=loss, alpha=self.alpha,
-                                 condition_number=self.condition_number(),
-                                 rank=self._curvature.rank))
-        return loss, z
+            self._emit(done)
+        return loss, z, done
 
     def _curvature_row_is_new(self, row: np.ndarray, g: np.ndarray) -> bool:
         """False for a zero gradient (nothing to add); True for a row the curvature can
@@ -636,24 +716,26 @@ class SketchedOnlineNewton(Observable):
             raise _Refused("the slab projection overflows")
         return w, z
 
-    def with_alpha0(self, alpha0: float) -> "SketchedOnlineNewton":
-        """The same learner continuing with ``alpha0`` in place of its own (a new object;
-        hooks are not carried over).
+    def _continue_state(self, state: dict, fresh: "SketchedOnlineNewton", changes: dict) -> dict:
+        """This learner's state continued by ``fresh`` (:meth:`with_params`): eta and the
+        eta schedule only weigh the rows to come, so they are stored as they are; a new
+        ``alpha0`` changes ``H`` itself.
 
         Sketches only read alpha0 (RFD-SON: ``alpha = alpha0 + Delta / 2``), so ``B`` is
         kept and the Cholesky factor of ``alpha I + K`` recomputed. FULL-ON stores
         ``H^{-1}``: it becomes ``(H + (alpha0' - alpha0) I)^{-1}`` (one d x d
-        eigendecomposition).
+        eigendecomposition). An unchanged alpha0 leaves the state bit-identical.
 
         >>> full, fresh = (SketchedOnlineNewton(3, sketch="full", alpha0=a) for a in (1.0, 2.0))
         >>> _ = full.learn([1.0, 2.0, 0.0], 1.0), fresh.learn([1.0, 2.0, 0.0], 1.0)  # same g at u = 0
-        >>> moved = full.with_alpha0(2.0)
+        >>> moved = full.with_params(alpha0=2.0)
         >>> bool(np.allclose(moved.solve([1.0, 1.0, 1.0]), fresh.solve([1.0, 1.0, 1.0]))), moved.alpha
         (True, 2.0)
         """
-        alpha0 = check_scale("alpha0", alpha0, zero=self.sketch_kind != "full")
-        state = self.state_dict()
-        state["alpha0"] = alpha0
+        state = super()._continue_state(state, fresh, changes)
+        alpha0 = fresh.alpha0
+        if alpha0 == self.alpha0:
+            return state
         if self.sketch_kind == "full":
             values, vectors = np.linalg.eigh(state["curvature.inverse"])
             shifted = (vectors / (1.0 / values + (alpha0 - self.alpha0))) @ vectors.T
@@ -662,15 +744,12 @@ class SketchedOnlineNewton(Observable):
             del state["curvature.factor"], state["curvature.factored"]  # refactored for the new alpha
             if self.sketch_kind == "rfd":
                 state["curvature.sketch.alpha0"] = alpha0
-        return type(self).from_state_dict(state)
+        return state
 
     # -- persistence ------------------------------------------------------------------------
     def _settings(self) -> dict:
         """The constructor's arguments as a state dict stores them (seed None as -1)."""
-        return {"d": self.d, "sketch": self.sketch_kind, "m": self.m, "alpha0": self.alpha0,
-                "eta": self.eta, "mu": self.mu, "C": self.C, "fast": self.fast,
-                "loss": self.loss_name, "eta_schedule": self.eta_schedule,
-                "seed": -1 if self.seed is None else self.seed}
+        return {**self.get_params(), "seed": -1 if self.seed is None else self.seed}
 
     def state_dict(self) -> dict:
         return {"kind": type(self).__name__, **self._settings(), "u": self.u.copy(), "t": self.t,

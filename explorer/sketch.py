@@ -4,6 +4,12 @@ All of them summarize a stream of rows ``a_t`` in R^d by a small matrix ``B`` wh
 Gram matrix approximates ``A^T A`` (docs/algorithms.md sections 1, 2 and 6). Memory is O(md):
 no d x d array is ever formed, except by :meth:`gram`, which exists for inspection.
 
+A learner drives its sketch through the public incremental API only: ``insert(row)``
+(returning the :class:`ShrinkRecord` of the shrink the row caused, or None), the
+read-only view ``rows`` and the in-place ``load_state_dict``. Every sketch is
+:class:`~explorer.params.Tunable` (``get_params()`` / ``with_params(**changes)``); only
+Robust FD's ``alpha0`` may change mid-stream.
+
 References
 ----------
 - Liberty (2013); Ghashami, Liberty, Phillips, Woodruff (2016): Frequent Directions and
@@ -24,6 +30,7 @@ import scipy.linalg
 
 from ._validation import as_reals, as_row, as_rows, check_float, check_int
 from .hooks import Observable, ShrinkEvent
+from .params import Tunable
 from .state import StateReader, all_or_nothing, copy_array, generator_json, state_part, stateful
 
 __all__ = [
@@ -32,7 +39,7 @@ __all__ = [
     "GeneralizedFrequentDirections",
     "RandomProjectionSketch",
     "MAX_SQUARED_MASS",
-    "Shrink",
+    "ShrinkRecord",
     "ShrinkFailed",
 ]
 
@@ -135,8 +142,8 @@ def _shrink_of(B: np.ndarray, m: int) -> tuple[np.ndarray, float, np.ndarray]:
     return svd_shrink(B, m)
 
 
-class Shrink(NamedTuple):
-    """What one shrink did (returned by :meth:`FrequentDirections.insert_row`)."""
+class ShrinkRecord(NamedTuple):
+    """What one shrink did (returned by :meth:`FrequentDirections.insert`)."""
 
     squared: np.ndarray
     """The buffer's squared singular values before the shrink, descending."""
@@ -188,7 +195,7 @@ def shrink_amounts(squared: np.ndarray, m: int) -> tuple[float, np.ndarray]:
 
 
 @stateful
-class FrequentDirections(Observable):
+class FrequentDirections(Observable, Tunable):
     r"""Frequent Directions (Liberty 2013; Luo et al. 2017, Algorithm 1; fast: Algorithm 2).
 
     Keeps ``B`` with m rows (``fast=True``: a 2m-row buffer). Each row goes into an
@@ -205,6 +212,13 @@ class FrequentDirections(Observable):
     - ``||A^T A - B^T B||_2 <= Delta <= ||A - A_k||_F^2 / (m - k)`` for every k < m.
 
     All-zero input rows change nothing but ``n_seen`` (they would occupy no row).
+
+    The stream comes in through :meth:`update` / :meth:`extend` (checked input) or
+    :meth:`insert` (a learner's checked row; it returns the :class:`ShrinkRecord` of the
+    shrink the row caused, if any); :attr:`rows` is a read-only view of the occupied rows
+    and :meth:`load_state_dict` restores a saved state in place (docs/algorithms.md
+    section 1). ``get_params()`` gives ``d``, ``m`` and ``fast``; none of them may change
+    mid-stream (``HOT`` is empty: they fix the buffer).
 
     >>> import numpy as np
     >>> sk = FrequentDirections(d=3, m=2)
@@ -250,12 +264,12 @@ class FrequentDirections(Observable):
         """
         row = as_row(x, self.d)
         if row.any():
-            self.insert_row(row)
+            self.insert(row)
         else:
             self.n_seen += 1  # an all-zero row would occupy no row
 
-    def insert_row(self, row: np.ndarray, *, columns: np.ndarray | None = None,
-                   rule: "ShrinkRule | None" = None) -> "Shrink | None":
+    def insert(self, row: np.ndarray, *, columns: np.ndarray | None = None,
+               rule: "ShrinkRule | None" = None) -> "ShrinkRecord | None":
         """Add one row the caller has already checked (finite, not all zero): the fast path
         of a learner's round, without :meth:`update`'s conversion and checks of the input.
 
@@ -263,7 +277,7 @@ class FrequentDirections(Observable):
         (S-FTRL's rows touch few of the d columns). ``rule``: how a full buffer's shrink is
         computed from the occupied rows, ``rule(B) -> (squared, delta, kept_rows)`` like
         :func:`svd_shrink` (S-FTRL's sparse Gram shrink); FD's own when None. Returns the
-        :class:`Shrink` when the row filled the buffer (the kept rows are then orthogonal),
+        :class:`ShrinkRecord` when the row filled the buffer (the kept rows are then orthogonal),
         else None.
 
         All or nothing: a row that would take ``||A||_F^2`` past :data:`MAX_SQUARED_MASS`
@@ -291,9 +305,10 @@ class FrequentDirections(Observable):
         return shrink
 
     @property
-    def rows_view(self) -> np.ndarray:
-        """The occupied rows of ``B`` as a read-only view (no copy: for a learner's round;
-        :attr:`rows` gives a copy)."""
+    def rows(self) -> np.ndarray:
+        """The occupied (non-zero) rows of ``B``, shape (r, d) with r < capacity, as a
+        read-only view: no copy, so it follows the sketch as rows arrive (``.copy()`` to
+        keep one); :attr:`sketch` is a copy of the whole buffer."""
         view = self._buffer[:self._filled]
         view.flags.writeable = False
         return view
@@ -342,13 +357,13 @@ class FrequentDirections(Observable):
         self.n_seen = seen_before + X.shape[0]
         self._frobenius_squared = mass
 
-    def _shrink(self, rule: "ShrinkRule | None" = None) -> "Shrink":
+    def _shrink(self, rule: "ShrinkRule | None" = None) -> "ShrinkRecord":
         """A wide buffer shrinks through ``B B^T`` (:func:`gram_shrink`, 3-4x faster), a
-        tall one through LAPACK's SVD (or by ``rule``, see :meth:`insert_row`). Both square
+        tall one through LAPACK's SVD (or by ``rule``, see :meth:`insert`). Both square
         the singular values: if the largest square is near underflow (entries below
         ~1e-90), the shrink is redone on the buffer scaled up by a power of two
         (:func:`power_of_two_scale`, exact), so no row is lost. Nothing is stored unless
-        the result is finite (else ``FloatingPointError``)."""
+        the result is finite (else :class:`ShrinkFailed`)."""
         B = self._buffer[:self._filled]
         squared, delta, kept_rows = _shrink_of(B, self.m) if rule is None else rule(B)
         if squared[0] < _TINY_SQUARE:
@@ -356,9 +371,9 @@ class FrequentDirections(Observable):
             squared, delta, kept_rows = _shrink_of(B * scale, self.m)
             squared, delta, kept_rows = squared / scale / scale, delta / scale / scale, kept_rows / scale
         if not (np.isfinite(delta) and np.isfinite(squared).all() and np.isfinite(kept_rows).all()):
-            raise FloatingPointError("the shrink's result is not finite")
+            raise ShrinkFailed("the shrink's result is not finite")
         self._commit_shrink(np.sqrt(squared), delta, kept_rows)
-        return Shrink(squared, delta, kept_rows.shape[0])
+        return ShrinkRecord(squared, delta, kept_rows.shape[0])
 
     def _commit_shrink(self, sigma: np.ndarray, delta: float, kept_rows: np.ndarray) -> None:
         """Store the rows a shrink keeps (zeroing the rest), account for delta, tell hooks."""
@@ -385,11 +400,6 @@ class FrequentDirections(Observable):
     def sketch(self) -> np.ndarray:
         """A copy of the whole buffer ``B`` (capacity x d); its zero rows are free rows."""
         return self._buffer.copy()
-
-    @property
-    def rows(self) -> np.ndarray:
-        """A copy of the occupied (non-zero) rows of ``B``, shape (r, d) with r < capacity."""
-        return self._buffer[:self._filled].copy()
 
     @property
     def rank(self) -> int:
@@ -482,12 +492,20 @@ class RobustFrequentDirections(FrequentDirections):
     Each shrink is the spectral-norm-optimal rank-(m-1)-plus-scaled-identity
     approximation of ``B_hat^T B_hat + alpha I`` (Theorems 1-2).
 
+    ``alpha0`` is hot (``HOT``): ``B`` and ``Delta`` do not depend on it, so
+    ``with_params(alpha0=...)`` continues the stream with ``alpha = alpha0 + Delta / 2``
+    for the new ``alpha0`` (what the dashboard's alpha0 slider does).
+
     >>> import numpy as np
     >>> sk = RobustFrequentDirections(d=3, m=2, alpha0=0.0)
     >>> sk.extend(np.diag([3.0, 2.0, 1.0]))
     >>> sk.alpha, np.round(np.diag(sk.gram()), 3).tolist()
     (2.5, [6.5, 2.5, 2.5])
+    >>> sk.with_params(alpha0=1.0).alpha, sk.alpha
+    (3.5, 2.5)
     """
+
+    HOT = ("alpha0",)
 
     def __init__(self, d: int, m: int, *, alpha0: float = 0.0, fast: bool = False):
         super().__init__(d, m, fast=fast)
@@ -521,7 +539,7 @@ class RobustFrequentDirections(FrequentDirections):
 
 
 @stateful
-class GeneralizedFrequentDirections(Observable):
+class GeneralizedFrequentDirections(Observable, Tunable):
     r"""Generalized FD for indefinite sums (Luo et al., KDD 2018, Algorithm 2).
 
     Approximates ``G = sum_t s_t g_t g_t^T`` by ``B+^T B+ - B-^T B-``: a row with weight
@@ -571,6 +589,17 @@ class GeneralizedFrequentDirections(Observable):
             _check_weight(weight)
         self._insert(X, weights)
 
+    def insert(self, row: np.ndarray, positive: bool, *, columns: np.ndarray | None = None,
+               rule: "ShrinkRule | None" = None) -> "ShrinkRecord | None":
+        """Add a row the caller has already checked and scaled (``sqrt(|s|) g``) to the part
+        of its weight's sign: the fast path of S-FTRL's round, with
+        :meth:`FrequentDirections.insert`'s ``columns`` (a sparse row) and ``rule`` (how
+        that part shrinks). Returns that part's :class:`ShrinkRecord`, or None; all or
+        nothing as the part's own ``insert``."""
+        shrink = (self.positive if positive else self.negative).insert(row, columns=columns, rule=rule)
+        self.n_seen += 1
+        return shrink
+
     def _insert(self, X: np.ndarray, weights: np.ndarray) -> None:
         """All or nothing: both parts' totals are checked first, and a failed shrink in
         either part puts both back as they were before the call."""
@@ -578,10 +607,10 @@ class GeneralizedFrequentDirections(Observable):
         for part, rows in ((self.positive, np.flatnonzero(weights > 0)),
                            (self.negative, np.flatnonzero(weights < 0))):
             check_mass(part.frobenius_squared, scaled[rows], name="X", row_numbers=rows)
-        if len(X) == 1:  # one row: its part's own insert is all or nothing
+        if len(X) == 1:  # one row: its part's own extend is all or nothing
             self.n_seen += 1
             try:
-                (self.positive if weights[0] > 0 else self.negative)._insert(scaled)
+                (self.positive if weights[0] > 0 else self.negative).extend(scaled)
             except ShrinkFailed:
                 self.n_seen -= 1
                 raise
@@ -589,7 +618,7 @@ class GeneralizedFrequentDirections(Observable):
         with all_or_nothing(self):
             for row, weight in zip(scaled, weights):
                 self.n_seen += 1
-                (self.positive if weight > 0 else self.negative)._insert(row[None, :])
+                (self.positive if weight > 0 else self.negative).extend(row[None, :])
 
     @property
     def delta_total(self) -> float:
@@ -637,7 +666,7 @@ def _check_weight(s) -> float:
 
 
 @stateful
-class RandomProjectionSketch(Observable):
+class RandomProjectionSketch(Observable, Tunable):
     r"""Gaussian random-projection sketch (the RP-SON baseline of Luo et al. 2017).
 
     ``B <- B + r_t a_t^T`` with ``r_t ~ N(0, I_m / m)``, so ``E[B^T B] = A^T A``.
@@ -686,7 +715,7 @@ class RandomProjectionSketch(Observable):
         self.n_seen += X.shape[0]
         return R
 
-    def insert_row(self, row: np.ndarray) -> np.ndarray:
+    def insert(self, row: np.ndarray) -> np.ndarray:
         """Add one row the caller has already checked (a learner's round); returns the
         random direction ``r`` drawn for it (``B <- B + r row^T``), which RP-SON needs to
         keep ``B B^T`` up to date."""
@@ -697,11 +726,9 @@ class RandomProjectionSketch(Observable):
         """A copy of ``B`` (m x d)."""
         return self._buffer.copy()
 
-    rows = sketch
-
     @property
-    def rows_view(self) -> np.ndarray:
-        """``B`` as a read-only view (no copy)."""
+    def rows(self) -> np.ndarray:
+        """``B`` (m x d) as a read-only view (no copy; ``.copy()`` to keep one)."""
         view = self._buffer[:]
         view.flags.writeable = False
         return view

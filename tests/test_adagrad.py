@@ -16,7 +16,10 @@ from threadpoolctl import threadpool_limits
 
 import explorer.adagrad.learners as learners_module
 from explorer import Recorder, load_state, save_state
-from explorer.adagrad import OGD, AdaGrad, Adam, RankShrinkEvent
+from explorer.adagrad import LEARNERS, OGD, AdaGrad, Adam, RankShrinkEvent, make_learner
+from explorer.errors import Diverged
+from explorer.hooks import StepRecord
+from explorer.sketch import ShrinkRecord
 from explorer.losses import get_loss
 from explorer.streams import decaying_spectrum, linear_regression_targets
 from state_checks import assert_same_state
@@ -174,12 +177,7 @@ def test_sketches_satisfy_the_fd_guarantee_on_the_gradients(case, variant, metho
     if low_rank and X.shape[1] > 2:
         X = X[:, :2] @ np.random.default_rng(0).standard_normal((2, X.shape[1]))
     learner = AdaGrad(X.shape[1], variant=variant, method=method, tau=tau, eta=0.05, loss=loss)
-    gradients = []
-    for x, label in zip(X, y):
-        z = learner.predict(x)
-        gradients.append(float(learner._loss.derivative(z, label)) * x)
-        learner.learn(x, label)
-    C = np.array(gradients)
+    C = np.array([learner.step(x, label).gradient_scale * x for x, label in zip(X, y)])
     error = np.linalg.eigvalsh(C.T @ C - learner.gram())
     tol = 1e-9 * max(1.0, np.linalg.norm(C) ** 2)
     assert error.min() >= -tol
@@ -269,7 +267,7 @@ def test_no_event_is_built_without_a_listener(monkeypatch):
     def refuse(**fields):
         raise AssertionError("an event was built")
 
-    monkeypatch.setattr(learners_module, "StepEvent", refuse)
+    monkeypatch.setattr(learners_module, "StepRecord", refuse)
     monkeypatch.setattr(learners_module, "RankShrinkEvent", refuse)
     X = decaying_spectrum(30, 8, seed=10)
     y, _ = linear_regression_targets(X, seed=11)
@@ -378,13 +376,95 @@ def test_bad_input_raises_and_leaves_the_state_unchanged(name):
 
 
 def test_divergence_raises_instead_of_poisoning_the_state():
+    """Issue 14: raised as explorer.errors.Diverged (it was a bare ValueError), with the round."""
     learner = OGD(2, eta=1.0, loss="squared")
     learner.learn([1.0, 1.0], 1e140)  # beta = 2e140 (1, 1): finite, but far gone
     before = learner.state_dict()
     with np.errstate(over="ignore", invalid="ignore"):
-        with pytest.raises(ValueError, match="lower eta"):
+        with pytest.raises(Diverged, match="lower eta") as error:
             learner.learn([1e149, 1e149], 0.0)  # (beta^T x)^2 overflows
+    assert (error.value.row, error.value.t) == (0, 2)
     assert_same_state(before, learner.state_dict())
+
+
+# -- step records and hyper-parameters --------------------------------------------------------------
+
+@pytest.mark.parametrize("key", LEARNERS)
+def test_step_records_what_the_round_computed(key):
+    """step(x, y) is learn(x, y) with its record: the loss, the prediction and gradient scale
+    before the update, ADA-FD/FFD's shrink (the same one the "shrink" hook reports), rank."""
+    X = decaying_spectrum(40, 8, seed=30)
+    y, _ = linear_regression_targets(X, seed=31)
+    learned, stepped = make_learner(key, 8, eta=0.1, tau=3), make_learner(key, 8, eta=0.1, tau=3)
+    recorder = Recorder()
+    stepped.add_hook(recorder)
+    for x, label in zip(X, y):
+        prediction = stepped.predict(x)
+        record = stepped.step(x, label)
+        assert isinstance(record, StepRecord) and record.loss == learned.learn(x, label)
+        assert record.t == stepped.t and record.prediction == prediction
+        assert record.gradient_scale == np.sign(prediction - label)  # the absolute loss's l'
+        assert recorder.events("step")[-1] is record
+        if key in ("full", "diag", "fd", "ffd"):
+            assert record.rank == stepped.rank
+            assert record.condition_number == stepped.condition_number()
+    assert_same_state(learned.state_dict(), stepped.state_dict())
+    shrinks = [r.shrink for r in recorder.events("step") if r.shrink is not None]
+    events = recorder.events("shrink")
+    assert len(shrinks) == len(events) == stepped.n_shrinks if key in ("fd", "ffd") else shrinks == []
+    for shrink, event in zip(shrinks, events):
+        assert isinstance(shrink, ShrinkRecord)
+        np.testing.assert_array_equal(np.sqrt(shrink.squared), event.sigma)
+        assert (shrink.delta, shrink.kept) == (event.delta, event.rank_after)
+
+
+def test_ffd_compress_is_fds_rule_on_the_eigenvalues_of_m():
+    """ADA-FFD's shrink is FD's (explorer.sketch.shrink_amounts): delta = lambda_tau, the first
+    tau - 1 eigenvalues minus delta are kept, and it reports a ShrinkRecord."""
+    tau, d = 3, 12
+    learner = AdaGrad(d, variant="ffd", tau=tau)
+    X = decaying_spectrum(2 * tau, d, seed=32)
+    y, _ = linear_regression_targets(X, seed=33)
+    records = [learner.step(x, label) for x, label in zip(X, y)]
+    assert [r.shrink is None for r in records] == [True] * (2 * tau - 1) + [False]
+    shrink = records[-1].shrink
+    assert shrink.squared.size == 2 * tau and shrink.kept == tau - 1 == learner.rank
+    assert shrink.delta == shrink.squared[tau - 1]
+    np.testing.assert_array_equal(learner.proximal.eigenvalues(), shrink.squared[:tau - 1] - shrink.delta)
+
+
+@pytest.mark.parametrize("key", LEARNERS)
+def test_with_params_continues_the_stream_with_new_hot_values(key):
+    """eta (and delta) change mid-stream through with_params: a new learner with this one's
+    state (G, the sketch, beta, t) and the new values; the old one is untouched. For ADA-FULL
+    the new H is delta' I + G^{1/2} exactly."""
+    X = decaying_spectrum(30, 6, seed=34)
+    y, _ = linear_regression_targets(X, seed=35)
+    learner = make_learner(key, 6, eta=0.1, tau=2)
+    learner.learn_many(X[:20], y[:20])
+    before = learner.state_dict()
+    changes = {"eta": 0.3, **({"delta": 0.5} if "delta" in learner.HOT else {})}
+    changed = learner.with_params(**changes)
+    assert_same_state(before, learner.state_dict())
+    state = changed.state_dict()
+    assert {k: state[k] for k in changes} == changes and changed.get_params()["eta"] == 0.3
+    assert_same_state({k: v for k, v in state.items() if k not in changes},
+                      {k: v for k, v in before.items() if k not in changes})
+    if key == "full":
+        G = learner.gram()
+        np.testing.assert_allclose(changed.proximal_matrix(), 0.5 * np.eye(6) + psd_sqrt(G), rtol=1e-10)
+    assert np.isfinite(changed.learn_many(X[20:], y[20:])).all() and changed.t == 30
+
+
+def test_get_params_are_the_constructor_arguments():
+    learner = AdaGrad(4, variant="fd", method="pds", eta=0.2, tau=3, loss="squared")
+    assert learner.get_params() == dict(d=4, variant="fd", method="pds", eta=0.2, delta=10.0, tau=3,
+                                        loss="squared")
+    assert learner.loss == "squared" and Adam(2).get_params()["delta"] == 1e-8
+    with pytest.raises(ValueError, match="cannot change tau mid-stream .it may change eta, delta."):
+        learner.with_params(tau=4)
+    with pytest.raises(ValueError, match="key must be one of"):
+        make_learner("sgd", 3, eta=0.1)
 
 
 @pytest.mark.parametrize("kwargs, message", [

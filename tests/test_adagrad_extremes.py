@@ -15,7 +15,9 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from explorer import Recorder
 from explorer.adagrad import OGD, AdaGrad, Adam, FFDProximal
+from explorer.errors import Diverged
 from explorer.state import nonfinite_entries
 from explorer.streams import decaying_spectrum, linear_regression_targets
 from state_checks import assert_same_state
@@ -75,7 +77,10 @@ def test_a_round_whose_beta_overflows_is_rolled_back(variant, rows):
     gradients away, dual averaging's H^{-1} g_bar is g_bar / delta = 1e210 and beta would be
     1e310. Before, beta became inf and stayed. Now the round is refused after the sketch
     took g, and the checkpoint puts the sketch back (ADA-FD: FD's buffer; ADA-FFD: V, M, r);
-    learn_many undoes the whole call; the learner then runs like a twin that never saw it."""
+    learn_many undoes the whole call; the learner then runs like a twin that never saw it.
+    The refusal is a Diverged naming the row and the round (issue 14: it was a bare
+    ValueError), and the refused round sends no "shrink" event (before, ADA-FD's sketch sent
+    the shrink of the row it then took back)."""
     def fresh():
         return AdaGrad(6, variant=variant, method="pds", tau=2, eta=1e100, delta=1e-100)
 
@@ -83,12 +88,19 @@ def test_a_round_whose_beta_overflows_is_rolled_back(variant, rows):
     learner = fresh()
     learner.learn_many(X[:-1], np.ones(rows - 1))
     before = learner.state_dict()
-    with pytest.raises(ValueError, match=r"x \(round t = \d+\): .*beta is not finite.*nothing was updated"):
-        learner.learn(X[-1], 1.0)
-    assert_same_state(before, learner.state_dict())
+    recorder = Recorder()
+    learner.add_hook(recorder)
+    refusal = r"x \(round t = \d+\): .*beta is not finite.*nothing was updated"
+    for play in (learner.learn, learner.step):
+        with pytest.raises(Diverged, match=refusal) as error:
+            play(X[-1], 1.0)
+        assert (error.value.row, error.value.t) == (0, rows)
+        assert_same_state(before, learner.state_dict())
+    assert len(recorder) == 0
     whole = fresh()
-    with pytest.raises(ValueError, match=f"X row {rows - 1} "):
+    with pytest.raises(Diverged, match=f"X row {rows - 1} ") as error:
         whole.learn_many(X, np.ones(rows))
+    assert (error.value.row, error.value.t) == (rows - 1, rows)
     assert_same_state(fresh().state_dict(), whole.state_dict())
     twin = AdaGrad.from_state_dict(before)
     ordinary = np.eye(6)[::-1] * 1e-3
@@ -202,16 +214,19 @@ def test_classification_labels_must_be_plus_or_minus_one(name, loss):
     learner.learn(np.ones(D), -1)  # an integer label is fine
 
 
-def test_eta_and_delta_are_checked_whenever_they_are_set():
-    """Issue 13, item 9: every argument validated, also when set between rounds."""
+def test_eta_and_delta_are_checked_whenever_they_change():
+    """Issue 13, item 9: every argument validated, also between rounds. Issue 14: they change
+    only through with_params (a new learner, validated by the constructor); assigning one is
+    refused, so no value bypasses the check."""
     adagrad, adam, ogd = AdaGrad(3), Adam(3), OGD(3)
     for learner, name in ((adagrad, "eta"), (adagrad, "delta"), (adam, "eta"), (adam, "delta"),
                           (ogd, "eta")):
-        for value in (0.0, -1.0, 1e-101, 1e101, np.nan, np.inf, "1", None, True):
+        for value in (0.0, -1.0, 1e-101, 1e101, np.nan, np.inf, "1", True):
             with pytest.raises(ValueError, match=name):
-                setattr(learner, name, value)
-    adagrad.delta = 0.5
-    assert adagrad.proximal.delta == 0.5
+                learner.with_params(**{name: value})
+        with pytest.raises(AttributeError):
+            setattr(learner, name, 0.5)
+    assert adagrad.with_params(delta=0.5).proximal.delta == 0.5 and adagrad.delta == 1.0
 
 
 @pytest.mark.parametrize("kwargs, message", [

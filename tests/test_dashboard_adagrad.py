@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.adagrad import OGD, AdaGrad, Adam
+from explorer.adagrad import LABELS, LEARNERS, OGD, AdaGrad, Adam
 from explorer.dashboard.app import Dashboard
-from explorer.dashboard.pages.adagrad import FULL_MAX_D, AdaGradPage
-from explorer.dashboard.pages.adagrad_figures import LABELS, LEARNERS
+from explorer.dashboard.pages.adagrad import AdaGradPage
+from explorer.experiments.adagrad import FULL_MAX_D
 from explorer.dashboard.settings import Settings, apply_query
 from explorer.losses import get_loss
 from explorer.streams import linear_classification_labels, linear_regression_targets, load_stream
@@ -67,7 +67,7 @@ def test_losses_and_regret_equal_the_learners_run_directly(method):
     for x, label in zip(X[:45], y[:45]):
         ffd.learn(x, label)
         ranks.append(ffd.rank)
-    np.testing.assert_array_equal(view._ranks["ffd"][:45], ranks)
+    np.testing.assert_array_equal(view.experiment.ranks["ffd"][:45], ranks)
     assert view.history.last()["rank_ffd"] == ffd.rank
 
 
@@ -86,14 +86,14 @@ def test_squared_hinge_uses_classification_labels_and_regret_against_w_star():
 def test_the_ffd_rank_cycles_between_tau_minus_one_and_two_tau():
     view = small_page()
     view.step(100)
-    ranks = view._ranks["ffd"][:100]
+    ranks = view.experiment.ranks["ffd"][:100]
     tau = 3
     assert ranks.max() == 2 * tau - 1  # reaching 2 tau, it shrinks within the same round
     assert ranks[20:].min() == tau - 1
-    shrink = view.last_shrink("ffd")
-    assert shrink["rank_before"][0] == 2 * tau and shrink["rank_after"][0] == tau - 1
+    shrink = view.experiment.last_shrink("ffd")
+    assert shrink.rank_before == 2 * tau and shrink.rank_after == tau - 1
     assert view.learners["ffd"].n_shrinks > 5
-    assert view._ranks["fd"][:100].max() <= tau
+    assert view.experiment.ranks["fd"][:100].max() <= tau
     # with 2 tau > d, ADA-FFD never shrinks: a note says it equals ADA-FULL
     wide = AdaGradPage(Settings(**{**SMALL, "m": 9}))
     wide.step(50)
@@ -115,7 +115,7 @@ def test_eta_and_delta_are_hot():
     X, y, _ = stream()
     learner = direct("ffd", X, y)
     losses = list(learner.learn_many(X[:30], y[:30]))
-    learner.eta, learner.delta, learner.proximal.delta = 0.01, 0.5, 0.5
+    learner = learner.with_params(eta=0.01, delta=0.5)
     losses += list(learner.learn_many(X[30:50], y[30:50]))
     assert view.cumulative_loss("ffd") == pytest.approx(sum(losses), rel=1e-12)
     assert any("δ = 0.5" in note for note in view.notes)
@@ -139,7 +139,7 @@ def test_method_and_loss_restart_and_the_frame_routes_settings():
     assert view.t == 0 and view.learners["ffd"].method == "pds" and len(view.history) == 1
     transport.step(10)
     view.loss = "squared_hinge"
-    assert view.t == 0 and view.learners["ogd"].loss_name == "squared_hinge"
+    assert view.t == 0 and view.learners["ogd"].loss == "squared_hinge"
 
 
 def test_back_gives_the_numbers_of_never_going_back():
@@ -160,7 +160,9 @@ def test_back_gives_the_numbers_of_never_going_back():
         np.testing.assert_array_equal(columns(view.history)[name], values, err_msg=name)
     for key in LEARNERS:
         np.testing.assert_array_equal(view.learners[key].beta, straight.learners[key].beta)
-    np.testing.assert_array_equal(view.last_shrink("ffd")["t"], straight.last_shrink("ffd")["t"])
+    shrink, straight_shrink = view.experiment.last_shrink("ffd"), straight.experiment.last_shrink("ffd")
+    assert (shrink.t, shrink.delta) == (straight_shrink.t, straight_shrink.delta)
+    np.testing.assert_array_equal(shrink.sigma, straight_shrink.sigma)
 
 
 def test_back_through_the_transport_and_across_a_restart():
@@ -198,12 +200,12 @@ def test_views_build_and_change_after_a_step():
     assert len(view.plots["regret"].trace(LABELS["ffd"]).x) == 2
     assert view.plots["regret"].trace(LABELS["ffd"]).y[-1] == pytest.approx(view.cumulative_loss("ffd"))
     rank = view.plots["rank"].trace("ADA-FFD rank r")
-    np.testing.assert_array_equal(rank.y, view._ranks["ffd"][:30])
+    np.testing.assert_array_equal(rank.y, view.experiment.ranks["ffd"][:30])
     eigen = view.plots["eigen"].trace("ADA-FFD: eigenvalues of M now")
     values = view.learners["ffd"].proximal.eigenvalues()
     np.testing.assert_allclose(eigen.y[np.isfinite(eigen.y)], values[values > 0])
     assert view.plots["eigen"].trace("s = λ_τ (last shrink)").y[0] == pytest.approx(
-        view.last_shrink("ffd")["delta"][0])
+        view.experiment.last_shrink("ffd").delta)
     assert np.all(np.asarray(view.plots["time"].trace(LABELS["full"]).y[1:]) > 0)
     assert view.summary.object.startswith("**Latest:** ADA-FFD rank r =")
     assert view.plots["regret"].figure.layout.yaxis.type == "log"

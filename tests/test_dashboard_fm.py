@@ -15,9 +15,9 @@ import scipy.linalg
 from sklearn.metrics import roc_auc_score
 
 from explorer.dashboard.app import Dashboard
-from explorer.dashboard.pages.fm import (BINARY, MOVIELENS, SYNTHETIC, FactorizationPage,
-                                         gradient_scale, progressive_auc)
+from explorer.dashboard.pages.fm import BINARY, MOVIELENS, SYNTHETIC, FactorizationPage
 from explorer.dashboard.settings import Settings, apply_query
+from explorer.experiments.fm import progressive_auc
 from explorer.fm import FTRLFM, OGDFM, SketchedFTRL, movielens_100k, progressive, synthetic_ratings
 from explorer.hooks import Recorder
 from explorer.streams import linear_classification_labels, load_stream
@@ -55,8 +55,8 @@ def test_ratings_numbers_match_the_learners_run_directly():
             "ogd": progressive(OGDFM(d, eta=0.5), X, y)}
     point = page.history.last()
     for key, run in runs.items():
-        np.testing.assert_allclose(page.predictions[key][:47], run.predictions, rtol=1e-10, atol=1e-12)
-        assert point[f"metric_{key}"] == pytest.approx(np.sqrt(2 * run.losses.mean()), rel=1e-10)
+        np.testing.assert_allclose(page.race.predictions[key][:47], run["prediction"], rtol=1e-10, atol=1e-12)
+        assert point[f"metric_{key}"] == pytest.approx(np.sqrt(2 * run["loss"].mean()), rel=1e-10)
         assert point[f"time_{key}"] > 0
     running_mean = np.r_[0.0, np.cumsum(y)[:-1] / np.arange(1, 47)]
     assert point["reference"] == pytest.approx(np.sqrt(np.mean((running_mean - y) ** 2)))
@@ -65,14 +65,15 @@ def test_ratings_numbers_match_the_learners_run_directly():
     sftrl.add_hook(recorder)
     progressive(sftrl, X, y)
     steps = recorder.columns("step")
-    np.testing.assert_allclose(page.q[:47], steps["q"], rtol=1e-10, atol=1e-12)
-    assert point["share_plus"] == pytest.approx(np.mean(steps["q"] > 0))
-    assert point["share_minus"] == pytest.approx(np.mean(steps["q"] < 0))
-    mass = np.abs(steps["q"]) * 3.0  # ||a_hat||^2 = 3 for a one-hot (user, item) row
-    assert point["mass_plus"] == pytest.approx(mass[steps["q"] > 0].sum() / mass.sum())
-    assert point["rank_plus"] == steps["rank_plus"][-1] and point["rank_minus"] == steps["rank_minus"][-1]
+    q = steps["gradient_scale"]
+    np.testing.assert_allclose(page.race.gradient_scales["sftrl"][:47], q, rtol=1e-10, atol=1e-12)
+    assert point["share_plus"] == pytest.approx(np.mean(q > 0))
+    assert point["share_minus"] == pytest.approx(np.mean(q < 0))
+    mass = np.abs(q) * 3.0  # ||a_hat||^2 = 3 for a one-hot (user, item) row
+    assert point["mass_plus"] == pytest.approx(mass[q > 0].sum() / mass.sum())
+    assert (point["rank_plus"], point["rank_minus"]) == steps["part_ranks"][-1]
     assert point["delta_plus"] + point["delta_minus"] == pytest.approx(sftrl.sketch.delta_total)
-    np.testing.assert_allclose(page.learners["sftrl"].theta(), sftrl.theta(), atol=1e-10)
+    np.testing.assert_allclose(page.race.learners["sftrl"].theta(), sftrl.theta(), atol=1e-10)
 
 
 def test_binary_task_auc_matches_sklearn_on_the_shared_stream():
@@ -84,39 +85,34 @@ def test_binary_task_auc_matches_sklearn_on_the_shared_stream():
     y, _ = linear_classification_labels(X, seed=3)
     A = X / np.linalg.norm(X, axis=1, keepdims=True)
     run = progressive(SketchedFTRL(12, m=4, eta=0.1, loss="logistic"), A[:150], y[:150])
-    np.testing.assert_allclose(page.predictions["sftrl"][:150], run.predictions, rtol=1e-10, atol=1e-12)
-    assert page.history.last()["metric_sftrl"] == pytest.approx(roc_auc_score(y[:150], run.predictions))
+    np.testing.assert_allclose(page.race.predictions["sftrl"][:150], run["prediction"], rtol=1e-10,
+                               atol=1e-12)
+    assert page.history.last()["metric_sftrl"] == pytest.approx(roc_auc_score(y[:150], run["prediction"]))
     ftrl = progressive(FTRLFM(12, eta=0.1, loss="logistic"), A[:150], y[:150])
-    assert page.history.last()["metric_ftrl"] == pytest.approx(roc_auc_score(y[:150], ftrl.predictions))
+    assert page.history.last()["metric_ftrl"] == pytest.approx(roc_auc_score(y[:150], ftrl["prediction"]))
     assert page.history.last()["reference"] == 0.5
 
 
-def test_helpers():
+def test_progressive_auc_is_sklearns():
     rng = np.random.default_rng(0)
     z, y = rng.normal(size=50), np.where(rng.random(50) < 0.4, 1.0, -1.0)
     z[:5] = z[5]  # ties
     assert progressive_auc(z, y) == pytest.approx(roc_auc_score(y, z))
     assert np.isnan(progressive_auc(z[:3], np.ones(3)))
-    fm, recorder = SketchedFTRL(4, m=3, eta=0.25, loss="logistic"), Recorder(kinds=("step",))
-    fm.add_hook(recorder)
-    rows, labels = rng.normal(size=(6, 4)), np.array([1.0, -1, -1, 1, 1, -1])
-    run = progressive(fm, rows, labels)
-    np.testing.assert_allclose(gradient_scale(run.predictions, labels, "logistic"),
-                               recorder.columns("step")["q"], rtol=1e-12)
 
 
 def test_spectra_are_fd_of_the_exact_sums_within_delta():
     app = small_app(eta=0.1)
     page = app.active
     app.transport.seek(100)
-    q = page.q[:100]
+    q = page.race.gradient_scales["sftrl"][:100]
     data = ratings(120)
     hat = np.hstack([data.X[:100].toarray(), np.ones((100, 1))])
-    sketch = page.learners["sftrl"].sketch
+    sketch = page.race.learners["sftrl"].sketch
     for part, mask, fd in (("+", q > 0, sketch.positive), ("-", q < 0, sketch.negative)):
         H = np.sqrt(np.abs(q[mask]))[:, None] * hat[mask]
-        np.testing.assert_allclose(page._gram[part], H.T @ H, atol=1e-9)
-        values = page.spectra()[part]
+        np.testing.assert_allclose(page.race.gram[part], H.T @ H, atol=1e-9)
+        values = page.race.spectra(page.settings.m)[part]
         exact = np.sort(scipy.linalg.eigvalsh(H.T @ H))[::-1][:values["size"]]
         np.testing.assert_allclose(values["exact"], np.maximum(exact, 0), atol=1e-8)
         np.testing.assert_allclose(values["sketch"], np.sort(np.linalg.svd(fd.rows, compute_uv=False) ** 2)[::-1]
@@ -142,16 +138,21 @@ def test_eta_is_hot_and_rescales_theta_of_ftrl_and_sftrl_alike():
     app = small_app(m=50, eta=0.1)  # S-FTRL == FTRL, so a hot change must keep them equal
     page, transport = app.active, app.transport
     transport.seek(60)
-    theta = page.learners["ftrl"].theta()
+    learners = dict(page.race.learners)
+    theta = learners["ftrl"].theta()
     app.settings.eta = 0.01
     assert page.t == 60 and transport.t == 60
-    assert page.learners["sftrl"].eta == page.learners["ftrl"].eta == 0.01
-    np.testing.assert_allclose(page.learners["ftrl"].theta(), theta / 10, atol=1e-12)
-    np.testing.assert_allclose(page.learners["sftrl"].theta(), theta / 10, atol=1e-10)
+    assert learners["sftrl"].eta == learners["ftrl"].eta == 0.1  # with_params: new learners
+    learners = page.race.learners
+    assert learners["sftrl"].eta == learners["ftrl"].eta == 0.01
+    np.testing.assert_allclose(learners["ftrl"].theta(), theta / 10, atol=1e-12)
+    np.testing.assert_allclose(learners["sftrl"].theta(), theta / 10, atol=1e-10)
     transport.seek(120)
-    np.testing.assert_allclose(page.predictions["sftrl"], page.predictions["ftrl"], rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(page.race.predictions["sftrl"], page.race.predictions["ftrl"], rtol=1e-8,
+                               atol=1e-10)
+    assert page.race.last_shrink.t > 60  # the shrink hook is on the new S-FTRL
     page.ogd_eta = 2.0  # OGD's own step: hot as well
-    assert page.t == 120 and page.learners["ogd"].eta == 2.0
+    assert page.t == 120 and page.race.learners["ogd"].eta == 2.0
 
 
 def test_structural_settings_and_page_options_restart_through_the_frame():
@@ -161,7 +162,7 @@ def test_structural_settings_and_page_options_restart_through_the_frame():
     app.settings.d = 20  # not used by the ratings task: nothing happens
     assert page.t == 50
     app.settings.m = 6
-    assert page.t == transport.t == 0 and page.learners["sftrl"].m == 6
+    assert page.t == transport.t == 0 and page.race.learners["sftrl"].m == 6
     transport.seek(30)
     page.fm_users = 20  # a page option that restarts: Transport restarts too (t, n, Back)
     assert page.t == transport.t == 0 and page.n_rows == transport.n_rows == 200
@@ -173,7 +174,7 @@ def test_structural_settings_and_page_options_restart_through_the_frame():
     app.settings.d = 8  # used now
     assert page.t == 0 and page._X.shape == (200, 8)
     page.fm_variant = "exact"
-    assert page.t == transport.t == 0 and not page.learners["sftrl"].fast
+    assert page.t == transport.t == 0 and not page.race.learners["sftrl"].fast
 
 
 def test_page_alone_restarts_itself():
@@ -187,11 +188,11 @@ def test_back_gives_the_numbers_of_never_going_back():
     app = small_app(eta=0.1)
     transport, page = app.transport, app.active
     transport.seek(57)
-    reference = {k: v.state_dict() for k, v in page.learners.items()}
+    reference = {k: v.state_dict() for k, v in page.race.learners.items()}
     transport.seek(110)
     transport.back(53)
     assert page.t == transport.t == 57 and page.history["t"][-1] == 57
-    for key, learner in page.learners.items():
+    for key, learner in page.race.learners.items():
         state = learner.state_dict()
         for name, value in reference[key].items():
             np.testing.assert_array_equal(state[name], value)
@@ -203,17 +204,37 @@ def test_back_gives_the_numbers_of_never_going_back():
         if not name.startswith("time_"):
             np.testing.assert_allclose(page.history[name], straight.active.history[name], rtol=1e-12,
                                        err_msg=name)
-    np.testing.assert_allclose(page._gram["+"], straight.active._gram["+"], atol=1e-12)
-    shrinks = [page.recorder.columns("shrink"), straight.active.recorder.columns("shrink")]
-    assert shrinks[0]["t"] == shrinks[1]["t"] and shrinks[0]["part"] == shrinks[1]["part"]
-    np.testing.assert_allclose(shrinks[0]["sigma"], shrinks[1]["sigma"], rtol=1e-12)
+    np.testing.assert_allclose(page.race.gram["+"], straight.active.race.gram["+"], atol=1e-12)
+    shrinks = [page.race.last_shrink, straight.active.race.last_shrink]
+    assert shrinks[0].t == shrinks[1].t and shrinks[0].part == shrinks[1].part
+    np.testing.assert_allclose(shrinks[0].sigma, shrinks[1].sigma, rtol=1e-12)
+
+
+def test_a_learner_that_diverges_after_back_shows_nothing_of_the_abandoned_run():
+    """Back, then a hot eta with which S-FTRL and FTRL overflow within one long step: that
+    step is undone for them, and its rounds used to keep the predictions of the run before
+    Back (a finite RMSE at t = 400 for learners that stopped at round 112)."""
+    app = small_app(n=400, eta=0.1)
+    page, transport = app.active, app.transport
+    page.param.update(fm_users=30, fm_items=40)
+    transport.seek(400)
+    transport.back(360)
+    assert page.t == 40
+    app.settings.eta = 100.0
+    transport.step(360)
+    assert page.t == 400 and {"sftrl", "ftrl"} <= set(page.race.stopped)
+    point = page.history.last()
+    assert np.isnan(point["metric_sftrl"]) and np.isnan(point["metric_ftrl"])
+    for name, error in page.race.stopped.items():
+        start = error.t - 1 - error.row  # the first round of the step it stopped in
+        assert 40 <= start and np.isnan(page.race.predictions[name][error.t - 1:]).all()
 
 
 def test_too_large_eta_diverges_with_a_note_not_a_traceback():
     app = small_app(eta=10.0)
     app.transport.seek(120)
     page = app.active
-    assert page.diverged["sftrl"] is not None and page.diverged["ogd"] is None
+    assert "sftrl" in page.race.stopped and "ogd" not in page.race.stopped
     assert any("diverged" in note for note in app.notes)
     assert np.isnan(page.history.last()["metric_sftrl"])
     page.views  # the views still draw
@@ -259,7 +280,7 @@ def test_movielens_columns_are_reindexed_without_changing_predictions():
     app.transport.seek(150)
     data = movielens_100k()
     run = progressive(SketchedFTRL(data.X.shape[1], m=5, eta=0.05), data.X[:150], data.y[:150])
-    np.testing.assert_allclose(page.predictions["sftrl"], run.predictions, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(page.race.predictions["sftrl"], run["prediction"], rtol=1e-8, atol=1e-10)
     assert page._X.shape[1] < 2625 and any("d = 2625" in note for note in app.notes)
 
 

@@ -16,15 +16,15 @@ import pytest
 from panel.io.location import Location
 
 from explorer import FrequentDirections, RobustFrequentDirections
-from explorer.dashboard import Dashboard, History, create_app
+from explorer.dashboard import Dashboard, create_app
+from explorer.run import History
 from explorer.dashboard.live import LivePlot
 from explorer.dashboard.page import Page
-from explorer.dashboard.pages.sketching import SketchingPage, best_fd_bound, spectral_error
+from explorer.dashboard.pages.sketching import SketchingPage
 from explorer.dashboard.settings import DEFAULT_DATASET, UPLOAD, Settings, apply_query
 from explorer.dashboard.transport import MAX_FRAMES_AHEAD, STALL_SECONDS, Transport
 from explorer.dashboard.upload import MAX_BYTES, MAX_COLUMNS, UploadedData, parse_upload
-from explorer.metrics import covariance_error, sketch_condition_numbers
-from explorer.metrics import best_fd_bound as metrics_best_fd_bound
+from explorer.metrics import best_fd_bound, covariance_error, sketch_condition_numbers
 from explorer.plots import line_chart
 from explorer.streams import load_stream
 
@@ -51,8 +51,8 @@ def test_page_numbers_match_the_sketch_api_and_metrics():
         fd = FrequentDirections(12, 4, fast=fast)
         rfd.extend(X)
         fd.extend(X)
-        assert page.rfd[variant].alpha == pytest.approx(rfd.alpha)
-        np.testing.assert_allclose(page.fd[variant].gram(), fd.gram(), atol=1e-9)
+        assert page.sketches.rfd[variant].alpha == pytest.approx(rfd.alpha)
+        np.testing.assert_allclose(page.sketches.fd[variant].gram(), fd.gram(), atol=1e-9)
         point = page.history.last()
         assert point[f"alpha_{variant}"] == pytest.approx(rfd.alpha)
         assert point[f"error_fd_{variant}"] == pytest.approx(covariance_error(X, fd), rel=1e-9)
@@ -60,8 +60,8 @@ def test_page_numbers_match_the_sketch_api_and_metrics():
         kappa = sketch_condition_numbers(rfd)
         assert point[f"kappa_fd_{variant}"] == pytest.approx(kappa["fd"], rel=1e-9)
         assert point[f"kappa_rfd_{variant}"] == pytest.approx(kappa["rfd"], rel=1e-9)
-    assert page.history["bound_fd"][-1] == pytest.approx(metrics_best_fd_bound(X, 4), rel=1e-9)
-    assert page.history["bound_rfd"][-1] == pytest.approx(metrics_best_fd_bound(X, 4) / 2, rel=1e-9)
+    assert page.history["bound_fd"][-1] == pytest.approx(best_fd_bound(X, 4), rel=1e-9)
+    assert page.history["bound_rfd"][-1] == pytest.approx(best_fd_bound(X, 4) / 2, rel=1e-9)
 
 
 def test_the_papers_guarantees_hold_along_the_whole_stream():
@@ -74,27 +74,47 @@ def test_the_papers_guarantees_hold_along_the_whole_stream():
         assert np.all(h[f"kappa_rfd_{variant}"] <= h[f"kappa_fd_{variant}"] * (1 + 1e-9))  # Theorem 4
 
 
-def test_helpers_agree_with_metrics_on_a_small_example():
-    A = np.diag([3.0, 2.0, 1.0])
-    sk = RobustFrequentDirections(d=3, m=2)
-    sk.extend(A)
-    assert spectral_error(A.T @ A, sk.rows, sk.alpha0 - sk.alpha) == covariance_error(A, sk)
-    assert best_fd_bound(np.array([9.0, 4.0, 1.0]), 3) == metrics_best_fd_bound(A, 3)
-
-
 def test_last_shrink_comes_from_a_recorder_and_shows_in_the_spectrum():
     app = small_app()
     page = app.active
     views = page.views  # build the figures
-    assert page.last_shrink("exact") == {}
+    assert page.sketches.last_shrink("exact") == {}
     app.transport.step(10)
-    shrink = page.last_shrink("exact")
+    shrink = page.sketches.last_shrink("exact")
     assert int(shrink["t"][0]) == 10 and shrink["delta"][0] >= 0
     after = page.plots["spectrum"].trace("RFD after").y
     sigma2 = np.sort(shrink["sigma"][0] ** 2)[::-1]
-    expected = np.maximum(sigma2 - shrink["delta"][0], 0.0) + page.rfd["exact"].alpha
+    expected = np.maximum(sigma2 - shrink["delta"][0], 0.0) + page.sketches.rfd["exact"].alpha
     np.testing.assert_allclose(after[:sigma2.size], expected)
     assert views is page.views  # built once, then only patched
+
+
+def test_the_exact_spectrum_after_back_is_that_of_the_rows_seen():
+    """The grey exact spectrum came from the last measurement, so after Back it still
+    showed A^T A of the rows before Back when t had a recorded point (it is now read from
+    the restored A^T A)."""
+    app = small_app(alpha0=0.2)
+    page = app.active
+    page.views  # build the figures
+    for _ in range(30):
+        app.transport.step()  # a point at every t: Back to 27 records nothing new
+    app.transport.back(3)
+    assert page.t == 27
+    seen = load_stream("low rank + noise", n=200, d=12, seed=0)[:27]
+    exact = np.linalg.eigvalsh(seen.T @ seen)[::-1][:page.plots["spectrum"].trace("FD exact").y.size]
+    np.testing.assert_allclose(page.plots["spectrum"].trace("FD exact").y, exact + 0.2, rtol=1e-9, atol=1e-9)
+
+
+def test_a_hot_alpha0_goes_through_with_params_and_keeps_the_shrinks_recorded():
+    app = small_app(alpha0=1.0)
+    page = app.active
+    app.transport.seek(30)
+    before = page.sketches
+    app.settings.alpha0 = 4.0
+    assert page.sketches is not before and before.rfd["exact"].alpha0 == 1.0  # not mutated
+    assert page.sketches.last_shrink("exact")["t"].tolist() == [30]
+    app.transport.step(5)
+    assert page.sketches.last_shrink("exact")["t"].tolist() == [35]
 
 
 # -- transport ---------------------------------------------------------------------------
@@ -103,13 +123,13 @@ def test_back_returns_exactly_to_the_earlier_state():
     app = small_app(alpha0=0.2)
     transport, page = app.transport, app.active
     transport.seek(57)
-    reference = {v: page.rfd[v].state_dict() for v in ("exact", "fast")}
+    reference = {v: page.sketches.rfd[v].state_dict() for v in ("exact", "fast")}
     reference_point = page.history["error_rfd_fast"][-1]
     transport.seek(120)
     transport.back(63)  # 120 -> 57 through a snapshot and a replay
     assert page.t == transport.t == transport.shared_t == 57
     for v in ("exact", "fast"):
-        state = page.rfd[v].state_dict()
+        state = page.sketches.rfd[v].state_dict()
         np.testing.assert_array_equal(state["buffer"], reference[v]["buffer"])
         assert state["delta_total"] == reference[v]["delta_total"]
     assert page.history["t"][-1] == 57
@@ -202,15 +222,15 @@ def test_alpha0_is_hot_and_m_is_structural():
     app = small_app(alpha0=1.0)
     page = app.active
     app.transport.seek(50)
-    delta_total = page.rfd["exact"].delta_total
+    delta_total = page.sketches.rfd["exact"].delta_total
     app.settings.alpha0 = 10.0
     assert page.t == 50  # applied mid-stream
-    assert page.rfd["exact"].alpha == pytest.approx(10.0 + delta_total / 2)
+    assert page.sketches.rfd["exact"].alpha == pytest.approx(10.0 + delta_total / 2)
     assert page.history["alpha_exact"][-1] == pytest.approx(10.0 + delta_total / 2)
     app.transport.back(20)  # a snapshot taken with the old alpha0 follows today's
-    assert page.rfd["exact"].alpha0 == 10.0
+    assert page.sketches.rfd["exact"].alpha0 == 10.0
     app.settings.m = 6
-    assert page.t == 0 and page.rfd["exact"].m == 6 and app.transport.t == 0
+    assert page.t == 0 and page.sketches.rfd["exact"].m == 6 and app.transport.t == 0
 
 
 def test_impossible_combinations_are_explained():
@@ -256,7 +276,7 @@ def test_url_round_trip_through_a_location():
     other = Dashboard()
     other.sync_url(Location(search=location.search))  # a shared link reproduces the view
     assert other.settings.m == 5 and other.active.t == 3
-    np.testing.assert_array_equal(other.active.rfd["exact"].rows, app.active.rfd["exact"].rows)
+    np.testing.assert_array_equal(other.active.sketches.rfd["exact"].rows, app.active.sketches.rfd["exact"].rows)
 
 
 def test_a_bad_url_is_explained_not_raised():
@@ -343,7 +363,7 @@ def test_upload_through_the_app_streams_it_or_says_why_not():
     assert app.settings.dataset == UPLOAD and app.messages == []
     assert app.active.n_rows == 30 and app.active.t == 0
     app.transport.seek(30)
-    assert app.active.rfd["exact"].n_seen == 30
+    assert app.active.sketches.rfd["exact"].n_seen == 30
 
 
 def test_history_thins_and_truncates():
@@ -402,7 +422,7 @@ def test_a_page_restart_option_restarts_through_the_transport_or_on_the_next_vis
     assert transport.page is app.active and app.active.t == transport.t == 10
     assert app._stale == {"adagrad"} and adagrad.t == 20
     app.page = "adagrad"
-    assert adagrad.t == transport.t == 0 and adagrad.learners["ogd"].loss_name == "squared_hinge"
+    assert adagrad.t == transport.t == 0 and adagrad.learners["ogd"].loss == "squared_hinge"
     transport.step(40)
     transport.back(15)  # Back works on the new run's snapshots
     assert adagrad.t == 25
@@ -570,8 +590,8 @@ def test_a_row_a_sketch_refuses_stops_the_sketching_page_with_the_sketchs_messag
     assert "too large" in app.messages[0] and "rescale" in app.messages[0]
     straight = SketchingPage(Settings(n=200, m=4, upload=UploadedData("big.csv", X), dataset=UPLOAD))
     straight.step(30)
-    assert np.array_equal(page.fd["exact"].sketch, straight.fd["exact"].sketch)
-    assert np.array_equal(page._gram, straight._gram)
+    assert np.array_equal(page.sketches.fd["exact"].sketch, straight.sketches.fd["exact"].sketch)
+    assert np.array_equal(page.sketches.gram, straight.sketches.gram)
 
 
 def test_a_restart_the_page_cannot_run_on_is_undone_and_explained():

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from explorer.dashboard import Dashboard
-from explorer.dashboard.pages.pca import AdaptivePCAPage, captured_share
+from explorer.dashboard.pages.pca import AdaptivePCAPage
 from explorer.dashboard.settings import Settings, apply_query
+from explorer.experiments.pca import captured_share
 from explorer.hooks import Recorder
 from explorer.pca import (
     FollowTheLeaderPCA,
@@ -25,6 +26,11 @@ def small_page(**knobs) -> AdaptivePCAPage:
     """A page on a short stream: 240 rows in d = 12, segments of 60."""
     knobs = {"segment_length": 60, **knobs}
     return AdaptivePCAPage(Settings(n=240, d=12, seed=3), **knobs)
+
+
+def learner(page, name):
+    """The page's current learner ``name`` ("adaptive", "static" or "ftl")."""
+    return page.race.learners[name]
 
 
 def small_app(**settings) -> Dashboard:
@@ -110,13 +116,13 @@ def test_reset_and_shared_settings():
     transport.step(30)
     assert page.t == 30 and transport.t == 30
     app.settings.eta = 1.0  # the shared eta is not this page's: nothing happens
-    assert page.t == 30 and page.adaptive.eta == 1.0 and page.eta_pca == 1.0
+    assert page.t == 30 and learner(page, "adaptive").eta == 1.0 and page.eta_pca == 1.0
     app.settings.seed = 4  # structural: restart on the new stream
     assert page.t == 0 and transport.t == 0 and len(page.history) == 1
     np.testing.assert_array_equal(page._X, changing_subspace(n_segments=4, segment_length=60, n=12,
                                                              rank=2, seed=4)[0])
     app.settings.d = 7
-    assert page._X.shape == (240, 7) and page.adaptive.n == 7
+    assert page._X.shape == (240, 7) and learner(page, "adaptive").n == 7
     transport.step(240)
     assert page.finished and page.history.last()["t"] == 240
 
@@ -124,9 +130,12 @@ def test_reset_and_shared_settings():
 def test_hot_knobs_apply_mid_stream():
     page = small_page()
     page.step(50)
+    before = learner(page, "adaptive")
     page.param.update(eta_pca=5.0, alpha=1e-2)
-    assert page.t == 50 and page.adaptive.eta == 5.0 and page.static.eta == 5.0
-    assert page.adaptive.alpha == 1e-2 and page.static.alpha == 0.0
+    adaptive, static = learner(page, "adaptive"), learner(page, "static")
+    assert page.t == 50 and adaptive.eta == 5.0 and static.eta == 5.0
+    assert adaptive.alpha == 1e-2 and static.alpha == 0.0  # static PCA keeps alpha = 0
+    assert before.eta == 1.0 and adaptive is not before  # with_params: a new learner, the old untouched
     assert page.history["t"][-2:].tolist() == [50.0, 50.0]  # a point at the change
     page.step(40)
     X = page._X
@@ -134,19 +143,20 @@ def test_hot_knobs_apply_mid_stream():
     expected = 0.0
     for i, x in enumerate(X[:90]):
         if i == 50:
-            adaptive.eta, adaptive.alpha = 5.0, 1e-2
-        adaptive.learn(x)
-        expected += adaptive.last_expected_loss
-    assert page.history["loss_adaptive"][-1] == pytest.approx(expected, rel=1e-12)
+            adaptive = adaptive.with_params(eta=5.0, alpha=1e-2)
+        expected += adaptive.step(x).expected_loss
+    assert page.history["loss_adaptive"][-1] == expected  # the same numbers, bit for bit
+    assert page.history["fs_mass"][-1] > 0  # the recorder followed the new learner
 
 
 def test_restart_knobs_rebuild_the_stream():
     page = small_page()
     page.step(70)
     page.k = 3
-    assert page.t == 0 and page.adaptive.k == 3 and page.ftl.k == 3 and len(page.history) == 1
+    assert page.t == 0 and learner(page, "adaptive").k == 3 and learner(page, "ftl").k == 3
+    assert len(page.history) == 1
     page.segment_length = 100
-    assert page.t == 0 and page.boundaries.tolist() == [100, 200]
+    assert page.t == 0 and page.race.hindsight.boundaries.tolist() == [100, 200]
     page.rank = 4
     page.step(240)
     X, _ = changing_subspace(n_segments=3, segment_length=100, n=12, rank=4, seed=3)
@@ -156,7 +166,7 @@ def test_restart_knobs_rebuild_the_stream():
 
 def test_notes_explain_what_cannot_be_honoured():
     page = AdaptivePCAPage(Settings(n=100, d=3), k=5, rank=6, segment_length=500)
-    assert page.k_used == 2 and page.adaptive.k == 2
+    assert page.k_used == 2 and learner(page, "adaptive").k == 2
     text = " ".join(page.notes)
     assert "using k = 2" in text and "rank 3" in text and "one segment" in text
     assert "data-set choice does not apply" in text
@@ -178,7 +188,7 @@ def test_back_gives_the_same_numbers_as_never_going_back():
     for name in ("loss_ftl", "loss_static", "loss_adaptive", "loss_sampled", "overlap_adaptive",
                  "fs_mass", "capped_adaptive", "capped_static", "w_adaptive_0", "w_static_5"):
         assert b.history.last()[name] == pytest.approx(a.history.last()[name], rel=1e-12, nan_ok=True)
-    np.testing.assert_allclose(b.adaptive.W, a.adaptive.W, atol=1e-14)
+    np.testing.assert_allclose(learner(b, "adaptive").W, learner(a, "adaptive").W, atol=1e-14)
     common, i, j = np.intersect1d(a.history["t"], b.history["t"], return_indices=True)
     assert common.size >= 12  # the points kept before going back are those of the straight run
     np.testing.assert_allclose(b.history["loss_adaptive"][j], a.history["loss_adaptive"][i])
@@ -192,7 +202,7 @@ def test_back_after_a_restart_knob_replays_the_new_stream():
     assert app.transport.t == 0 and [s["t"] for s in app.transport._snapshots] == [0]
     app.transport.step(80)
     app.transport.seek(50)  # back through a snapshot of the new stream
-    assert page.t == 50 and page.adaptive.k == 3
+    assert page.t == 50 and learner(page, "adaptive").k == 3
     totals, *_ = direct_run(page._X, 3, 1.0, 1e-5, 3, 50)
     assert page.history.last()["loss_adaptive"] == pytest.approx(totals["adaptive"], rel=1e-12)
 
@@ -227,7 +237,7 @@ def test_knob_buttons_and_theory_setting():
     eta, alpha = pca_theory_settings(240, 12, 2, best.sum())
     assert setting == pytest.approx({"eta_pca": eta, "alpha": alpha})
     page.param.update(**setting)
-    assert page.adaptive.alpha == pytest.approx(alpha)
+    assert learner(page, "adaptive").alpha == pytest.approx(alpha)
 
 
 @pytest.mark.parametrize("name, value", [("k", 0), ("k", 100), ("segment_length", 5),
@@ -254,3 +264,33 @@ def test_step_and_refresh_time_at_the_defaults(capsys):
     with capsys.disabled():
         print(f"\n[pca page] step + refresh at d = 50: {1e3 * per_update:.1f} ms "
               f"({1 / per_update:.0f} updates/s)")
+
+
+def test_back_keeps_todays_hot_values():
+    """Back restores the learners' states, then gives them today's eta and alpha (the
+    snapshot's were older), through with_params."""
+    app = small_app()
+    app.transport.step(100)
+    page = app.active
+    page.param.update(eta_pca=5.0, alpha=1e-2)
+    app.transport.back(40)
+    assert page.t == 60
+    assert learner(page, "adaptive").eta == 5.0 and learner(page, "adaptive").alpha == 1e-2
+    assert learner(page, "static").eta == 5.0 and learner(page, "static").alpha == 0.0
+
+
+def test_a_learner_whose_eigensolver_fails_leaves_the_race(monkeypatch):
+    import explorer.pca._base
+    from explorer.errors import Diverged
+
+    page = small_page()
+    page.step(10)
+
+    def broken(M):
+        raise Diverged("the symmetric eigensolver failed (a test); nothing was updated")
+
+    monkeypatch.setattr(explorer.pca._base, "eigh", broken)  # the density learners', not FTL's
+    page.step(5)
+    assert page.t == 15 and learner(page, "ftl").t == 15 and learner(page, "adaptive").t == 10
+    assert any(note.startswith("adaptive left the race: OnlineAdaptivePCA, round 11") for note in page.notes)
+    assert page.history.last()["loss_ftl"] > page.history["loss_ftl"][-2]

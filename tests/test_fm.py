@@ -18,7 +18,6 @@ from explorer import Recorder, load_state, save_state
 from explorer.fm import (
     FTRLFM,
     OGDFM,
-    FMStepEvent,
     SketchedFTRL,
     as_fm_row,
     augment,
@@ -29,6 +28,7 @@ from explorer.fm import (
     split_theta,
     synthetic_ratings,
 )
+from explorer.hooks import StepRecord
 from explorer.losses import get_loss
 from state_checks import assert_same_state
 
@@ -81,7 +81,7 @@ def record_gradients(learner, rows, labels):
     handle = learner.add_hook(rec)
     learn_all(learner, rows, labels)
     handle.remove()
-    q = rec.columns("step")["q"]
+    q = rec.columns("step")["gradient_scale"]
     A_hat = np.array([augment(dense(x, learner.d)) for x in rows])
     return A_hat, q
 
@@ -243,11 +243,15 @@ def test_progressive_equals_the_learn_loop(make):
     looped, run = make(d), make(d)
     losses = [looped.learn(data.X[[t]], data.y[t]) for t in range(400)]
     result = progressive(run, data.X, data.y)
-    np.testing.assert_array_equal(result.losses, losses)
-    np.testing.assert_allclose(result.losses, (result.predictions - data.y) ** 2 / 2, rtol=1e-12)
-    assert result.seconds > 0
+    np.testing.assert_array_equal(result["loss"], losses)
+    np.testing.assert_allclose(result["loss"], (result["prediction"] - data.y) ** 2 / 2, rtol=1e-12)
+    np.testing.assert_array_equal(result["gradient_scale"], result["prediction"] - data.y)
+    np.testing.assert_array_equal(result["t"], np.arange(1, 401))
+    assert result["seconds"][0] > 0 and np.all(np.diff(result["seconds"]) >= 0)
     dense_run = progressive(make(d), data.X.toarray(), data.y)
-    np.testing.assert_allclose(dense_run.predictions, result.predictions, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(dense_run["prediction"], result["prediction"], rtol=1e-9, atol=1e-9)
+    more = progressive(run, data.X[:5], data.y[:5])  # t goes on from the learner's round
+    np.testing.assert_array_equal(more["t"], np.arange(401, 406))
 
 
 # -- bad input, determinism, save/load, hooks ------------------------------------------------------
@@ -361,7 +365,7 @@ def test_same_data_same_numbers_bit_for_bit():
     d = first.X.shape[1]
     for make in (lambda: SketchedFTRL(d, m=5), lambda: FTRLFM(d), lambda: OGDFM(d)):
         a, b = progressive(make(), first.X, first.y), progressive(make(), second.X, second.y)
-        np.testing.assert_array_equal(a.predictions, b.predictions)
+        np.testing.assert_array_equal(a["prediction"], b["prediction"])
 
 
 @pytest.mark.parametrize("make", LEARNERS)
@@ -405,14 +409,19 @@ def test_hooks_report_steps_with_ranks_and_shrinks_with_parts():
     handle = fm.add_hook(rec)
     run = progressive(fm, data.X, data.y)
     steps, shrinks = rec.columns("step"), rec.columns("shrink")
-    assert isinstance(rec.events("step")[0], FMStepEvent)
+    assert type(rec.events("step")[0]) is StepRecord
     np.testing.assert_array_equal(steps["t"], np.arange(1, 501))
-    np.testing.assert_array_equal(steps["loss"], run.losses)
-    np.testing.assert_array_equal(steps["prediction"], run.predictions)
-    np.testing.assert_allclose(steps["q"], run.predictions - data.y)
-    assert steps["rank_plus"].max() <= 2 * 4 - 1 and steps["rank_minus"].max() <= 2 * 4 - 1
-    np.testing.assert_array_equal(steps["rank"], steps["rank_plus"] + steps["rank_minus"])
-    assert steps["rank_plus"][-1] == fm.sketch.positive.rank
+    np.testing.assert_array_equal(steps["loss"], run["loss"])
+    np.testing.assert_array_equal(steps["prediction"], run["prediction"])
+    np.testing.assert_array_equal(steps["gradient_scale"], run["gradient_scale"])
+    np.testing.assert_allclose(steps["gradient_scale"], run["prediction"] - data.y)
+    plus, minus = np.array(steps["part_ranks"].tolist()).T
+    assert plus.max() <= 2 * 4 - 1 and minus.max() <= 2 * 4 - 1
+    np.testing.assert_array_equal(steps["rank"], plus + minus)
+    assert (plus[-1], minus[-1]) == (fm.sketch.positive.rank, fm.sketch.negative.rank)
+    shrunk = [event.t for event in rec.events("step") if event.shrink is not None]
+    assert len(shrunk) == len(np.unique(shrinks["t"]))  # one shrink at most per round
+    np.testing.assert_array_equal(shrunk, np.unique(shrinks["t"]))
     assert set(shrinks["part"].tolist()) == {"+", "-"}
     n_shrinks = fm.sketch.positive.n_shrinks + fm.sketch.negative.n_shrinks
     assert len(shrinks["t"]) == n_shrinks and np.all(np.diff(shrinks["t"]) >= 0)
@@ -424,6 +433,46 @@ def test_hooks_report_steps_with_ranks_and_shrinks_with_parts():
     assert len(rec.events("step")) == 500
 
 
+def test_step_is_the_round_learn_plays_with_its_record():
+    data = synthetic_ratings(140, n_users=10, n_items=15, seed=5)
+    stepped, learnt = SketchedFTRL(25, m=3), SketchedFTRL(25, m=3)
+    shrinks = 0
+    for t in range(140):
+        x = (data.X.indices[2 * t:2 * t + 2], data.X.data[2 * t:2 * t + 2])
+        record = stepped.step(x, data.y[t])
+        assert record.loss == learnt.learn(x, data.y[t]) and record.t == t + 1
+        assert record.gradient_scale == record.prediction - data.y[t]
+        assert record.part_ranks == (stepped.sketch.positive.rank, stepped.sketch.negative.rank)
+        assert record.rank == sum(record.part_ranks)
+        if record.shrink is not None:
+            shrinks += 1
+            assert record.shrink.kept <= 2 and record.shrink.delta == pytest.approx(record.shrink.squared[2])
+    assert shrinks == stepped.sketch.positive.n_shrinks + stepped.sketch.negative.n_shrinks > 0
+    assert_same_state(stepped.state_dict(), learnt.state_dict())
+    record = FTRLFM(4).step(([0], [1.0]), 2.0)
+    assert (record.prediction, record.gradient_scale) == (0.0, -2.0)
+    assert record.shrink is None and record.part_ranks is None and record.rank is None
+
+
+@pytest.mark.parametrize("make", [lambda: SketchedFTRL(25, m=3), lambda: FTRLFM(25), lambda: OGDFM(25)])
+def test_with_params_eta_continues_the_stream(make):
+    """S-FTRL and FTRL play -eta * (sum of past gradients): a new eta rescales the Theta they
+    play; OGD's eta scales the steps to come only. The original learner is untouched."""
+    data = synthetic_ratings(100, n_users=10, n_items=15, seed=6)
+    fm = make()
+    progressive(fm, data.X[:60], data.y[:60])
+    theta, state = fm.theta(), fm.state_dict()
+    faster = fm.with_params(eta=fm.eta * 4)
+    assert faster.t == 60 and faster.get_params() == {**fm.get_params(), "eta": fm.eta * 4}
+    expected = theta if isinstance(fm, OGDFM) else 4 * theta
+    np.testing.assert_allclose(faster.theta(), expected, rtol=1e-13, atol=1e-15)
+    assert_same_state(fm.state_dict(), state)
+    progressive(faster, data.X[60:], data.y[60:])
+    assert faster.t == 100 and fm.t == 60
+    with pytest.raises(AttributeError):
+        fm.eta = 1.0
+
+
 def test_no_event_is_built_without_a_listener(monkeypatch):
     import explorer.fm.learners as learners
     import explorer.sketch as sketch
@@ -431,7 +480,7 @@ def test_no_event_is_built_without_a_listener(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("an event was built with no hook attached")
 
-    monkeypatch.setattr(learners, "FMStepEvent", refuse)
+    monkeypatch.setattr(learners, "StepRecord", refuse)
     monkeypatch.setattr(sketch, "ShrinkEvent", refuse)
     data = synthetic_ratings(200, n_users=20, n_items=15, seed=1)
     for fm in (SketchedFTRL(35, m=2), FTRLFM(35)):

@@ -21,10 +21,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer import Recorder
+from explorer.errors import Diverged
 from explorer.fm import (
     FTRLFM,
     OGDFM,
-    Diverged,
     SketchedFTRL,
     as_fm_row,
     augment,
@@ -78,6 +78,13 @@ def warmed(name, seed=0, n=15, **kwargs):
     return fm
 
 
+def with_eta(fm, eta):
+    """``fm`` with another eta and the same ``Theta`` (or sketch): a state whose eta and
+    ``Theta`` are independent, so a huge eta starts from an ordinary ``Theta``. (FTRLFM's
+    ``with_params(eta=...)`` rescales ``Theta`` with eta, as FTRL plays it.)"""
+    return type(fm).from_state_dict({**fm.state_dict(), "eta": eta})
+
+
 def ordinary_rounds(fm, seed=7, n=12) -> list:
     """Ordinary rounds through learn and progressive: each loss, or the refusal's message
     (a learner with a huge eta diverges on them)."""
@@ -85,7 +92,7 @@ def ordinary_rounds(fm, seed=7, n=12) -> list:
     outcomes = []
     X = scipy.sparse.csr_array(rng.standard_normal((n, D)) * (rng.random((n, D)) < 0.5))
     calls = [lambda x=x, y=y: fm.learn(x, y) for x, y in zip(sparse_rows(rng, n), labels_for(fm, rng, n))]
-    calls.append(lambda y=labels_for(fm, rng, n): progressive(fm, X, y).losses.tolist())
+    calls.append(lambda y=labels_for(fm, rng, n): progressive(fm, X, y)["loss"].tolist())
     for call in calls:
         try:
             outcomes.append(call())
@@ -159,8 +166,7 @@ DIVERGING_ETA = {"sftrl": 1e3, "sftrl-exact": 1e3, "ftrl": 1e3, "ogd": 1e3,
 @pytest.mark.parametrize("name", NAMES)
 def test_progressive_that_diverges_midway_changes_nothing(name, sparse):
     """Defect 5: progressive raised FloatingPointError after learning the rows before it."""
-    fm = warmed(name, eta=DIVERGING_ETA[name] / 1e6)
-    fm.eta = DIVERGING_ETA[name]
+    fm = with_eta(warmed(name, eta=DIVERGING_ETA[name] / 1e6), DIVERGING_ETA[name])
     rng = np.random.default_rng(0)
     X = rng.standard_normal((80, D))
     X = scipy.sparse.csr_array(X) if sparse else X
@@ -394,25 +400,31 @@ def test_a_tampered_memo_cannot_break_the_sketch(how):
         loaded = SketchedFTRL.from_state_dict(state)
         assert not loaded.state_dict()["memo.-.sparse_known"]  # dropped: "unknown"
         parts = {"+": loaded.sketch.positive, "-": loaded.sketch.negative}
-        start = {sign: part.rows for sign, part in parts.items()}
+        start = {sign: part.rows.copy() for sign, part in parts.items()}
         delta = {sign: part.delta_total for sign, part in parts.items()}
         recorder = Recorder(kinds=("step",))
         loaded.add_hook(recorder)
         for x, y in zip(rows[t0:], labels[t0:]):
             loaded.learn(x, y)
-        check_fd_parts(loaded, start, rows[t0:], recorder.columns("step")["q"], delta)
+        check_fd_parts(loaded, start, rows[t0:], recorder.columns("step")["gradient_scale"], delta)
 
 
 @pytest.mark.timeout(60)
 def test_constructors_and_eta_refuse_junk():
-    """FTRLFM(d=10**6) raised MemoryError; eta could be set to NaN after construction."""
+    """FTRLFM(d=10**6) raised MemoryError; eta could be set to NaN after construction (it
+    cannot be set at all now: with_params(eta=...) checks it like the constructor)."""
     with pytest.raises(ValueError, match="more memory than there is"):
         FTRLFM(10 ** 6)
     for fm in (SketchedFTRL(3), FTRLFM(3), OGDFM(3)):
-        for junk in (np.nan, 0.0, -1.0, np.inf, "0.1", None, True, 1 + 1j):
+        for junk in (np.nan, 0.0, -1.0, np.inf, "0.1", True, 1 + 1j):
             with pytest.raises(ValueError, match="eta"):
-                fm.eta = junk
+                fm.with_params(eta=junk)
+            with pytest.raises(ValueError, match="eta"):
+                type(fm)(3, eta=junk)
+        with pytest.raises(AttributeError):
+            fm.eta = np.nan
         assert fm.eta == 0.02 or fm.eta == 0.5
+        assert fm.with_params(eta=None).eta == fm.eta  # None: the loss's default, as constructed
     for kwargs in (dict(m=True), dict(m=2.0), dict(fast=1), dict(loss=None), dict(loss=["squared"]),
                    dict(d=np.int64(0)), dict(eta=1 + 1j)):
         with pytest.raises(ValueError):
@@ -498,7 +510,7 @@ def test_progressive_is_all_or_nothing(name, case, position, sparse, eta_scale):
     makes it diverge: either every round is learnt or none is."""
     how, x, label = case
     fm = warmed(name)
-    fm.eta = fm.eta * eta_scale
+    fm = with_eta(fm, fm.eta * eta_scale)
     rng = np.random.default_rng(position)
     rows = list(rng.standard_normal((6, D)))
     labels = list(labels_for(fm, rng, 6))
@@ -540,7 +552,7 @@ def test_a_tampered_state_is_refused_or_loads_a_sound_learner(name, data):
         if name.startswith("sftrl"):
             loaded = cls.from_state_dict(state)
             parts = {"+": loaded.sketch.positive, "-": loaded.sketch.negative}
-            start = {sign: part.rows for sign, part in parts.items()}
+            start = {sign: part.rows.copy() for sign, part in parts.items()}
             delta = {sign: part.delta_total for sign, part in parts.items()}
             recorder = Recorder(kinds=("step",))
             loaded.add_hook(recorder)
@@ -553,7 +565,7 @@ def test_a_tampered_state_is_refused_or_loads_a_sound_learner(name, data):
                 except ValueError:  # diverged on a legal but wild state: refused, unchanged
                     pass
             if learnt:
-                check_fd_parts(loaded, start, learnt, recorder.columns("step")["q"], delta)
+                check_fd_parts(loaded, start, learnt, recorder.columns("step")["gradient_scale"], delta)
     live = warmed(name)
     refused_cleanly_or_finite(live, lambda: live.load_state_dict(state))
 

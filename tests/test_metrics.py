@@ -13,10 +13,14 @@ from explorer import (
 )
 from explorer.metrics import (
     best_fd_bound,
+    best_fd_bound_from_eigenvalues,
     condition_number,
+    condition_number_from_eigenvalues,
     covariance_error,
     exact_condition_number,
     fd_bound,
+    gram_covariance_error,
+    gram_eigenvalues,
     relative_spectral_error,
     rfd_bound,
     sketch_condition_numbers,
@@ -265,3 +269,55 @@ def test_exact_condition_number_equals_numpy_cond():
 def test_sketch_condition_numbers_needs_robust_fd():
     with pytest.raises(ValueError, match="RobustFrequentDirections"):
         sketch_condition_numbers(FrequentDirections(3, 2))
+
+
+# -- from a running A^T A --------------------------------------------------------------------
+
+@given(seed=seeds, n=st.integers(1, 40), d=st.integers(2, 10), m=st.integers(2, 6),
+       alpha0=st.sampled_from([0.0, 1e-3, 2.0]), rank=st.sampled_from([None, 1]))
+def test_the_gram_route_gives_the_numbers_of_the_rows_route(seed, n, d, m, alpha0, rank):
+    """From A^T A (what the sketching page keeps) the same errors, bound and condition
+    number as from A (up to rounding), whatever the sketch."""
+    X = random_stream(seed, n, d, rank=rank)
+    gram, lam = X.T @ X, gram_eigenvalues(X.T @ X)
+    scale = max(lam[0], 1e-300)
+    for sk in (sketched(FrequentDirections, X, m), sketched(RobustFrequentDirections, X, m, alpha0=alpha0),
+               sketched(RandomProjectionSketch, X, m, seed=1)):
+        assert gram_covariance_error(gram, sk) == pytest.approx(covariance_error(X, sk), rel=1e-9, abs=1e-9 * scale)
+    assert best_fd_bound_from_eigenvalues(lam, m) == pytest.approx(best_fd_bound(X, m), rel=1e-9, abs=1e-9 * scale)
+    if alpha0 > 0:
+        assert condition_number_from_eigenvalues(lam, alpha0) == pytest.approx(
+            exact_condition_number(X, alpha0), rel=1e-6)
+    s = np.random.default_rng(seed).choice([-1.0, 2.0], size=n)
+    gfd = GeneralizedFrequentDirections(d, m)
+    gfd.extend(X, s)
+    assert gram_covariance_error((X.T * s) @ X, gfd) == pytest.approx(
+        covariance_error(X, gfd, weights=s), rel=1e-9, abs=1e-9 * scale)
+
+
+def test_the_gram_route_on_a_small_example_is_exact():
+    A = np.diag([3.0, 2.0, 1.0])
+    sk = sketched(RobustFrequentDirections, A, 2)
+    assert gram_covariance_error(A.T @ A, sk) == covariance_error(A, sk) == 2.5
+    assert best_fd_bound_from_eigenvalues(gram_eigenvalues(A.T @ A), 3) == best_fd_bound(A, 3) == 1.0
+
+
+def test_a_rank_deficient_gram_is_exactly_singular():
+    A = random_stream(2, 3, 6)  # rank 3 < d = 6
+    lam = gram_eigenvalues(A.T @ A)
+    assert np.all(lam[3:] == 0.0) and np.all(lam[:3] > 0.0)
+    assert condition_number_from_eigenvalues(lam, 0.0) == np.inf
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: gram_eigenvalues(np.ones((2, 3))), "square"),
+    (lambda: gram_eigenvalues(np.array([[np.nan]])), "finite"),
+    (lambda: gram_covariance_error(np.eye(2), FrequentDirections(3, 2)), "d x d"),
+    (lambda: best_fd_bound_from_eigenvalues([1.0, 2.0], 2), "descending"),
+    (lambda: best_fd_bound_from_eigenvalues([2.0, -1.0], 2), "non-negative"),
+    (lambda: condition_number_from_eigenvalues([], 1.0), "got none"),
+    (lambda: condition_number_from_eigenvalues([1.0], -1.0), "shift"),
+])
+def test_the_gram_route_refuses_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

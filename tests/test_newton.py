@@ -1,6 +1,6 @@
 """Sketched online Newton (docs/algorithms.md section 3).
 
-Exactness, Woodbury, projection, robustness.
+Exactness, Woodbury, projection, robustness; step records and hyper-parameters (issue 14).
 """
 
 import io
@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from explorer import Recorder, load_state, save_state, streams
+from explorer.losses import get_loss
 from explorer.newton import SketchedOnlineNewton
 
 
@@ -291,3 +292,95 @@ def test_last_prediction_is_what_predict_gave_before_learning(kind):
         kept.append(learner.last_prediction)
     np.testing.assert_allclose(kept, before, rtol=1e-9, atol=1e-12)
     assert np.mean(np.abs(before) == 0.5) > 0.1  # the slab projection was exercised
+
+
+# -- step records, hyper-parameters (issue 14) ----------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["rfd", "fd", "rp", "full"])
+def test_step_is_learn_with_the_rounds_record(kind):
+    """``step`` plays the same round as ``learn`` and says what it computed: the loss, the
+    prediction it was suffered on, the loss's derivative there, the shrink, alpha, the rank."""
+    X, y = classification_stream(n=60, d=6, seed=1)
+    learned = SketchedOnlineNewton(6, sketch=kind, m=3, alpha0=0.1, seed=2, loss="logistic", C=0.5)
+    stepped = SketchedOnlineNewton(6, sketch=kind, m=3, alpha0=0.1, seed=2, loss="logistic", C=0.5)
+    shrinks = 0
+    for t, (x, label) in enumerate(zip(X * 4, y), start=1):
+        loss = learned.learn(x, label)
+        before = getattr(stepped.sketch, "n_shrinks", 0)
+        rec = stepped.step(x, label)
+        assert rec.t == t and rec.loss == loss and rec.prediction == learned.last_prediction
+        assert rec.gradient_scale == get_loss("logistic").value_and_derivative(rec.prediction, label)[1]
+        assert (rec.shrink is not None) == (getattr(stepped.sketch, "n_shrinks", 0) > before)
+        shrinks += rec.shrink is not None
+        assert rec.alpha == stepped.alpha and rec.rank == (stepped.sketch.rank if kind in ("rfd", "fd")
+                                                         else 3 if kind == "rp" else 6)
+        assert rec.condition_number is None  # O(m^3): only for hooks
+    assert (shrinks > 0) == (kind in ("rfd", "fd"))
+    np.testing.assert_array_equal(stepped.u, learned.u)
+
+
+def test_shrink_events_carry_the_round_they_happened_in():
+    """The forwarded shrink events said t = round - 1 (the rounds done before it)."""
+    X, y = classification_stream(n=40, d=6)
+    learner = SketchedOnlineNewton(6, sketch="rfd", m=3, alpha0=0.1)
+    recorder = Recorder(kinds=("shrink",))
+    learner.add_hook(recorder)
+    rounds = [rec.t for rec in (learner.step(x, label) for x, label in zip(X, y)) if rec.shrink is not None]
+    assert len(rounds) > 3 and recorder.columns("shrink")["t"].tolist() == rounds
+
+
+@pytest.mark.parametrize("schedule", ["constant", "inverse_t"])
+def test_records_rebuild_the_exact_curvature_through_a_change_of_eta(schedule):
+    """FULL-ON's ``H = alpha0 I + sum_t curvature_weight(t) q_t^2 x_t x_t^T`` from the step
+    records (q_t = gradient_scale), with eta changed by ``with_params`` half way: what the
+    dashboard's exact spectrum is built from."""
+    X, y = classification_stream(n=40, d=5, seed=3)
+    learner = SketchedOnlineNewton(5, sketch="full", alpha0=0.5, eta=0.2, eta_schedule=schedule)
+    H = 0.5 * np.eye(5)
+    for i, (x, label) in enumerate(zip(X, y)):
+        if i == 20:
+            learner = learner.with_params(eta=2.0)
+        rec = learner.step(x, label)
+        H += learner.curvature_weight(rec.t) * rec.gradient_scale ** 2 * np.outer(x, x)
+    np.testing.assert_allclose(np.linalg.inv(learner.state_dict()["curvature.inverse"]), H, rtol=1e-9)
+
+
+def test_get_params_are_the_constructors_arguments():
+    learner = SketchedOnlineNewton(4, sketch="rp", m=3, alpha0=0.1, loss="logistic", seed=7)
+    params = learner.get_params()
+    assert params["sketch"] == "rp" and params["loss"] == "logistic" and params["seed"] == 7
+    assert params["mu"] == learner.mu == np.exp(-1.0)  # the default for the logistic loss, C = 1
+    assert learner.loss == "logistic" and learner.sketch is not None  # the sketch object stays
+    twin = SketchedOnlineNewton(**params)
+    assert twin.state_dict().keys() == learner.state_dict().keys()
+
+
+@pytest.mark.parametrize("change", [dict(eta=0.7), dict(eta_schedule="inverse_t")])
+def test_with_params_eta_continues_the_stream_unchanged_so_far(change):
+    """eta and its schedule weigh only the rows to come: the state carries over bit for bit,
+    and the new learner plays on like one that had the new value in its state."""
+    X, y = classification_stream(n=60, d=6)
+    learner = SketchedOnlineNewton(6, sketch="fd", m=3, alpha0=1e-3, eta=0.1)
+    losses(learner, X[:30], y[:30])
+    moved = learner.with_params(**change)
+    assert moved.t == 30 and learner.get_params()["eta"] == 0.1
+    state = learner.state_dict()
+    for key, value in moved.state_dict().items():
+        if key not in change:
+            np.testing.assert_array_equal(value, state[key], err_msg=key)
+    by_hand = SketchedOnlineNewton.from_state_dict({**state, **change})
+    np.testing.assert_array_equal(losses(moved, X[30:], y[30:]), losses(by_hand, X[30:], y[30:]))
+
+
+def test_with_params_refuses_what_cannot_change_mid_stream():
+    learner = SketchedOnlineNewton(4, sketch="full", alpha0=1.0)
+    with pytest.raises(ValueError, match="alpha0 must be > 0 for sketch='full'"):
+        learner.with_params(alpha0=0.0)
+    for name, value in (("m", 5), ("sketch", "fd"), ("loss", "logistic"), ("seed", 3)):
+        with pytest.raises(ValueError, match=f"cannot change {name} mid-stream"):
+            learner.with_params(**{name: value})
+    with pytest.raises(AttributeError):
+        learner.with_alpha0  # noqa: B018 (the old way is gone)
+    for name in learner.HOT:  # assigning would leave the curvature behind (alpha0) or skip the checks
+        with pytest.raises(AttributeError):
+            setattr(learner, name, 0.5)

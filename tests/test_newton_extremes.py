@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from explorer.errors import Diverged
 from explorer.newton import SketchedOnlineNewton
 from explorer.state import nonfinite_entries
 from state_checks import assert_same_state, snapshot, tally_report, tamper
@@ -175,6 +176,27 @@ def test_issue_5_learn_many_is_all_or_nothing(name):
     X = rows(rng, 4)
     X[2] *= 1e160
     refused_cleanly(learner, lambda: learner.learn_many(X, labels(rng, 4)), match="X row 2")
+
+
+@pytest.mark.parametrize("name", ["rfd", "full", "rp"])
+def test_issue_14_a_round_that_leaves_the_finite_range_raises_diverged(name):
+    """One exception for divergence (explorer.errors.Diverged, a ValueError) naming the row
+    of the call and the round; bad input stays a plain ValueError."""
+    learner = trained(name)
+    rng = np.random.default_rng(2)
+    X = rows(rng, 4)
+    X[2] *= 1e160
+    with pytest.raises(Diverged, match="X row 2") as refused, np.errstate(**QUIET):
+        learner.learn_many(X, labels(rng, 4))
+    assert (refused.value.row, refused.value.t) == (2, 23)
+    for call in (learner.learn, learner.step):
+        with pytest.raises(Diverged, match="x: ") as refused, np.errstate(**QUIET):
+            call(X[2], 1.0)
+        assert (refused.value.row, refused.value.t) == (0, 21)
+    with pytest.raises(ValueError) as refused:
+        learner.step(np.full(D, np.nan), 1.0)
+    assert not isinstance(refused.value, Diverged)
+    assert learner.t == 20
 
 
 class FailingSolve:
@@ -351,12 +373,12 @@ def test_a_prediction_that_overflows_is_refused():
 
 
 @pytest.mark.parametrize("sketch", ["rfd", "fd", "full"])
-def test_with_alpha0_continues_with_the_new_regularizer(sketch):
+def test_with_params_alpha0_continues_with_the_new_regularizer(sketch):
     """The dashboard's hot alpha0: B is kept, H = alpha0' I + B^T B (RFD: + Delta / 2)."""
     learner = SketchedOnlineNewton(D, sketch=sketch, m=3, alpha0=0.5)
     rng = np.random.default_rng(0)
     learner.learn_many(rows(rng, 20), labels(rng, 20))
-    moved = learner.with_alpha0(2.0)
+    moved = learner.with_params(alpha0=2.0)
     v = np.arange(1.0, D + 1)
     if sketch == "full":
         H = np.linalg.inv(learner.state_dict()["curvature.inverse"]) + 1.5 * np.eye(D)

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 import explorer.pca.online
 import explorer.pca.simplex
 from explorer import Recorder, load_state, save_state
+from explorer.errors import Diverged
+from explorer.hooks import StepRecord
 from explorer.pca import (
     AdaptiveBestSubset,
     FollowTheLeaderPCA,
@@ -378,7 +380,7 @@ def test_no_event_is_built_without_a_listener(monkeypatch):
 
     for name in ("DecomposeEvent", "FixedShareEvent", "CapEvent"):
         monkeypatch.setattr(explorer.pca.simplex, name, refuse)
-    monkeypatch.setattr(explorer.pca.online, "RandomizedStepEvent", refuse)
+    monkeypatch.setattr(explorer.pca.online, "StepRecord", refuse)
     X, _ = changing_subspace(n_segments=1, segment_length=5, n=5, seed=0)
     pca = OnlineAdaptivePCA(5, 1, seed=0)
     for x in X:
@@ -468,6 +470,119 @@ def test_save_load_continue_equals_never_stopping(name):
     b = [resumed.learn(x) for x in inputs[15:]]
     np.testing.assert_array_equal(a, b)
     assert_same_state(straight.state_dict(), resumed.state_dict())
+
+
+# -- the round protocol: step, with_params, Diverged (issue 14) -----------------------------------
+
+def twins(name, rounds=6):
+    """Two learners ``name`` fed the same ``rounds`` inputs, and the next 8 inputs."""
+    make, draw = LEARNERS[name]
+    rng = np.random.default_rng(11)
+    inputs = [draw(rng) for _ in range(rounds + 8)]
+    a, b = make(), make()
+    for x in inputs[:rounds]:
+        a.learn(x)
+        b.learn(x)
+    return a, b, inputs[rounds:]
+
+
+@pytest.mark.parametrize("name", LEARNERS)
+def test_step_is_learn_with_its_record(name):
+    """``step(x).loss == learn(x)``, bit for bit, with the same state after; the record is
+    what the learner computed (its t, sampled and expected loss, alpha), and the "step"
+    hook receives that very record."""
+    learner, twin, inputs = twins(name)
+    heard = []
+    twin.add_hook(lambda event: heard.append(event) if event.kind == "step" else None)
+    for x in inputs:
+        loss = learner.learn(x)
+        record = twin.step(x)
+        assert isinstance(record, StepRecord) and record is heard[-1]
+        assert record.loss == loss and record.t == twin.t == learner.t
+        assert record.loss == twin.last_loss
+        assert record.expected_loss == getattr(twin, "last_expected_loss", None)
+        assert record.alpha == getattr(twin, "alpha", None)
+        assert record.prediction is None and record.shrink is None
+    assert_same_state(learner.state_dict(), twin.state_dict())
+    with pytest.raises(TypeError):
+        twin.step(inputs[0], 1.0)  # no label in this family
+
+
+def test_step_reports_the_density_matrix_after_the_round():
+    pca = OnlineAdaptivePCA(6, 2, alpha=0.01, seed=0)
+    record = pca.step(np.array([0.6, 0.8, 0.0, 0.0, 0.0, 0.0]))
+    log_w = pca.log_eigenvalues
+    assert record.rank == 6 and record.condition_number == pytest.approx(np.exp(np.ptp(log_w)))
+    assert record.expected_loss == pytest.approx(4 / 6)  # (n - k) tr(I/n x x^T)
+
+
+@pytest.mark.parametrize("name", [name for name in LEARNERS if name != "ftl"])
+def test_with_params_continues_the_stream_with_new_eta_and_alpha(name):
+    """A new learner, continuing from this one's state (weights, t, the sampler) with eta
+    and alpha changed: exactly the learner a saved state with those values loads to."""
+    learner, _, inputs = twins(name)
+    before = learner.state_dict()
+    faster = learner.with_params(eta=0.5, alpha=0.2)
+    assert_same_state(before, learner.state_dict())  # the old one is untouched
+    assert (faster.eta, faster.alpha, learner.eta) == (0.5, 0.2, before["eta"])
+    expected = type(learner).from_state_dict({**before, "eta": 0.5, "alpha": 0.2})
+    assert [faster.learn(x) for x in inputs] == [expected.learn(x) for x in inputs]
+    assert_same_state(faster.state_dict(), expected.state_dict())
+    assert faster.get_params() == {**learner.get_params(), "eta": 0.5, "alpha": 0.2}
+
+
+def test_with_params_of_static_online_pca_may_switch_fixed_share_on():
+    """alpha = 0 is a value of OnlineAdaptivePCA's alpha, not another learner: with_params
+    may switch fixed share on from the static weights (the smallest, near e^-80 after a
+    segment, are lifted to about alpha/n in one round) and off again (alpha = 0 keeps
+    the logs exactly, as static PCA does)."""
+    X, _ = changing_subspace(n_segments=2, segment_length=100, n=8, seed=2)
+    static = OnlineAdaptivePCA(8, 2, eta=5.0, alpha=0.0, seed=0)
+    for x in X[:100]:
+        static.learn(x)
+    assert static.log_eigenvalues.min() < np.log(1e-20)
+    adaptive = static.with_params(alpha=1e-3)
+    assert static.alpha == 0.0 and adaptive.alpha == 1e-3
+    adaptive.learn(X[100])
+    assert adaptive.eigenvalues.min() >= 0.999 * 1e-3 / 8
+    off = adaptive.with_params(alpha=0.0)
+    again = OnlineAdaptivePCA.from_state_dict({**adaptive.state_dict(), "alpha": 0.0})
+    np.testing.assert_array_equal([off.learn(x) for x in X[101:]], [again.learn(x) for x in X[101:]])
+
+
+@pytest.mark.parametrize("name", LEARNERS)
+def test_with_params_refuses_what_may_not_change_mid_stream(name):
+    learner, _, _ = twins(name)
+    before = learner.state_dict()
+    with pytest.raises(ValueError, match="cannot change n mid-stream"):
+        learner.with_params(n=7)
+    with pytest.raises(ValueError, match="has no parameter 'eta_pca'"):
+        learner.with_params(eta_pca=1.0)
+    if name == "ftl":
+        with pytest.raises(ValueError, match=r"cannot change k mid-stream \(it may change none\)"):
+            learner.with_params(k=1)
+    else:
+        with pytest.raises(ValueError, match="eta must be a finite number"):
+            learner.with_params(eta=0.0)
+        with pytest.raises(ValueError, match=r"alpha must be a finite number in \[0.0, 1.0\]"):
+            learner.with_params(alpha=1.5)
+    assert_same_state(before, learner.state_dict())
+
+
+@pytest.mark.parametrize("name", ["pca", "sphere", "ftl"])
+def test_a_failing_eigensolver_is_diverged_naming_the_round(monkeypatch, name):
+    """Before issue 14 a failing LAPACK call was a bare ValueError without the round."""
+    learner, _, inputs = twins(name)
+    before = learner.state_dict()
+
+    def broken(*args, **kwargs):
+        raise np.linalg.LinAlgError("did not converge")
+
+    monkeypatch.setattr(scipy.linalg, "eigh", broken)
+    with pytest.raises(Diverged, match="round 7: the symmetric eigensolver failed") as caught:
+        learner.step(inputs[0])
+    assert caught.value.t == 7 and isinstance(caught.value, ValueError)
+    assert_same_state(before, learner.state_dict())
 
 
 def test_from_state_dict_refuses_foreign_or_misshapen_state():

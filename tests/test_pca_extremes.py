@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer import load_state, save_state
+from explorer.errors import Diverged
 from explorer.pca import (
     AdaptiveBestSubset,
     FollowTheLeaderPCA,
@@ -264,7 +265,9 @@ def test_experts_learn_any_real_losses_in_logs():
 
 
 @pytest.mark.parametrize("name", ["pca", "sphere"])
-def test_a_failing_eigensolver_is_one_valueerror_and_changes_nothing(monkeypatch, name):
+def test_a_failing_eigensolver_is_diverged_and_changes_nothing(monkeypatch, name):
+    """One exception, :class:`~explorer.errors.Diverged` (a ValueError), for both ways LAPACK
+    can fail: an error, or NaN in its result."""
     learner = fed(name)
     before = snapshot(learner)
 
@@ -273,11 +276,11 @@ def test_a_failing_eigensolver_is_one_valueerror_and_changes_nothing(monkeypatch
 
     monkeypatch.setattr(scipy.linalg, "eigh", broken)
     x = ordinary_row(np.random.default_rng(1))
-    with pytest.raises(ValueError, match="eigensolver failed.*nothing was updated"):
+    with pytest.raises(Diverged, match="eigensolver failed.*nothing was updated"):
         learner.learn(x if name == "pca" else np.outer(x, x))
     assert_same_state(before, snapshot(learner))
     monkeypatch.setattr(scipy.linalg, "eigh", lambda M, **k: (np.full(M.shape[0], np.nan), np.eye(M.shape[0])))
-    with pytest.raises(ValueError, match="NaN or inf; nothing was updated"):
+    with pytest.raises(Diverged, match="NaN or inf; nothing was updated"):
         learner.learn(x if name == "pca" else np.outer(x, x))
     assert_same_state(before, snapshot(learner))
 

@@ -12,7 +12,7 @@ from explorer import (
     Recorder,
     RobustFrequentDirections,
 )
-from explorer.hooks import Observable, StepEvent
+from explorer.hooks import Observable, StepRecord
 from explorer.metrics import covariance_error
 from explorer.run import History, run
 
@@ -32,7 +32,7 @@ class MeanRegressor(Observable):
         self.total += y
         self.count += 1
         if self._hooks:
-            self._emit(StepEvent(t=self.count, loss=loss))
+            self._emit(StepRecord(t=self.count, loss=loss))
         return loss
 
 

@@ -362,3 +362,53 @@ def sketch_of_rp(A, seed):
     return sk
 
 
+
+
+# -- hyper-parameters: get_params / with_params (explorer.params.Tunable) ------------------
+
+SKETCHES = [
+    lambda: FrequentDirections(6, 3, fast=True),
+    lambda: RobustFrequentDirections(6, 3, alpha0=0.3),
+    lambda: GeneralizedFrequentDirections(6, 3),
+    lambda: RandomProjectionSketch(6, 3, seed=11),
+]
+
+
+@pytest.mark.parametrize("make", SKETCHES)
+def test_get_params_rebuilds_the_same_sketch(make):
+    sk = make()
+    twin = type(sk)(**sk.get_params())
+    assert twin.get_params() == sk.get_params()
+    assert_same_state(twin.state_dict(), make().state_dict())
+
+
+@pytest.mark.parametrize("make, change", [
+    (SKETCHES[0], dict(m=4)), (SKETCHES[1], dict(fast=True)),
+    (SKETCHES[2], dict(d=5)), (SKETCHES[3], dict(seed=2)),
+])
+def test_with_params_refuses_what_fixes_the_buffer(make, change):
+    sk = make()
+    with pytest.raises(ValueError, match=f"cannot change {next(iter(change))} mid-stream"):
+        sk.with_params(**change)
+
+
+def test_rfd_alpha0_is_hot_and_continues_the_stream():
+    """alpha0 changes alpha = alpha0 + Delta/2 and nothing else: B and Delta carry over,
+    the original is untouched, and the stream goes on as for an RFD built with it."""
+    rng = np.random.default_rng(4)
+    A, C = rng.standard_normal((30, 6)), rng.standard_normal((10, 6))
+    sk = RobustFrequentDirections(6, 3, alpha0=0.3)
+    sk.extend(A)
+    before = sk.state_dict()
+    moved = sk.with_params(alpha0=2.0)
+    assert_same_state(sk.state_dict(), before)
+    assert moved.alpha0 == 2.0 and moved.alpha == 2.0 + sk.delta_total / 2
+    np.testing.assert_array_equal(moved.rows, sk.rows)
+    built = RobustFrequentDirections(6, 3, alpha0=2.0)
+    built.extend(A)
+    moved.extend(C)
+    built.extend(C)
+    assert_same_state(moved.state_dict(), built.state_dict())
+    with pytest.raises(ValueError, match="alpha0"):
+        sk.with_params(alpha0=-1.0)
+    assert_same_state(sk.state_dict(), before)

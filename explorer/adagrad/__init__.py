@@ -4,7 +4,8 @@ Wan & Zhang, *Efficient adaptive online learning via frequent directions* (TPAMI
 docs/algorithms.md section 4. :class:`AdaGrad` is the learner (``variant`` in "full", "diag",
 "fd", "ffd"; ``method`` in "cmd", "pds"); :mod:`explorer.adagrad.proximal` holds the four
 proximal matrices ``H_t`` and how each applies ``H_t^{-1}``; :class:`OGD` and
-:class:`Adam` are the paper's baselines.
+:class:`Adam` are the paper's baselines. :data:`LEARNERS` names all six by key (the
+variants, then :data:`BASELINES`) and :func:`make_learner` builds one from its key.
 
 >>> from explorer.adagrad import AdaGrad
 >>> learner = AdaGrad(3, variant="ffd", method="pds", tau=2)
@@ -12,7 +13,10 @@ proximal matrices ``H_t`` and how each applies ``H_t^{-1}``; :class:`OGD` and
 (1.0, 1)
 """
 
-from .learners import METHODS, VARIANTS, OGD, AdaGrad, Adam, RankShrinkEvent, default_delta
+from .learners import (
+    BASELINES, LABELS, LEARNERS, METHODS, VARIANTS, OGD, AdaGrad, Adam, RankShrinkEvent,
+    default_delta, make_learner,
+)
 from .proximal import DiagonalProximal, FDProximal, FFDProximal, FullProximal
 
 __all__ = [
@@ -21,8 +25,12 @@ __all__ = [
     "Adam",
     "RankShrinkEvent",
     "default_delta",
+    "make_learner",
     "VARIANTS",
     "METHODS",
+    "BASELINES",
+    "LEARNERS",
+    "LABELS",
     "FullProximal",
     "DiagonalProximal",
     "FDProximal",

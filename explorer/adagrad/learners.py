@@ -2,8 +2,13 @@ r"""Adaptive subgradient learners on a linear model: AdaGrad (FULL, DIAG, FD, FF
 
 All of them play ``beta_t`` in R^d, suffer ``f_t(beta_t) = l(beta_t^T x_t, y_t)`` and use the
 (sub)gradient ``g_t = l'(beta_t^T x_t, y_t) x_t`` (docs/algorithms.md section 4). ``learn(x, y)``
-returns the loss of the current ``beta`` on ``(x, y)`` and then updates; ``predict(x)``
-is ``beta^T x``.
+returns the loss of the current ``beta`` on ``(x, y)`` and then updates; ``step(x, y)`` plays
+the same round and returns its :class:`~explorer.hooks.StepRecord` (the loss, the prediction
+``beta^T x``, the gradient scale ``l'``, AdaGrad's shrink, rank and condition number: what
+hooks receive as "step"); ``predict(x)`` is ``beta^T x``. Hyper-parameters are the
+constructor's arguments under their own names (``get_params()``); ``eta`` (and ``delta``
+for AdaGrad and Adam) change mid-stream through ``with_params`` (:mod:`explorer.params`),
+which returns a new learner continuing this one's state.
 
 Scale limits and all-or-nothing rounds (issue 13). What a learner accepts, it computes with
 finite numbers; what it cannot, it refuses with a ``ValueError`` before anything changes:
@@ -24,15 +29,16 @@ finite numbers; what it cannot, it refuses with a ``ValueError`` before anything
 No numpy warning is raised for an overflow that is refused: the round runs with numpy's
 warnings off, and the prediction and ``||x||^2`` are BLAS dot products.
 
-A refusal names the row (``X row i`` within a ``learn_many`` call) and the round ``t``,
-says why, and ends with "nothing was updated". A round computes its new ``beta`` (and
-``m``, ``v``, ``g_bar``) into fresh arrays and stores them only after checking them, so
-``learn`` takes no snapshot; the proximal matrix keeps a checkpoint of only what it
-overwrites in place (ADA-FFD's small ``M`` block, ADA-FD's sketch buffer; see
-:mod:`explorer.adagrad.proximal`). ``learn_many`` takes one snapshot per call
-(:func:`explorer.state.all_or_nothing`) and restores it if any row fails: the call is all
-or nothing. Events already sent to hooks (a rolled-back row's "step", or ADA-FD's sketch
-"shrink" in a round whose ``beta`` then overflowed) are not taken back.
+A refusal names the row (``X row i`` within a ``learn_many`` call) and the round ``t``, says
+why, and ends with "nothing was updated"; a round that fails (the last two items above)
+raises :class:`explorer.errors.Diverged`, a ``ValueError`` carrying ``row`` and ``t``. A
+round computes its new ``beta`` (and ``m``, ``v``, ``g_bar``) into fresh arrays and stores
+them only after checking them, so ``learn`` takes no snapshot; the proximal matrix keeps a
+checkpoint of only what it overwrites in place (ADA-FFD's small ``M`` block, ADA-FD's sketch
+buffer; see :mod:`explorer.adagrad.proximal`). ``learn_many`` takes one snapshot per call
+(:func:`explorer.state.all_or_nothing`) and restores it if any row fails: the call is all or
+nothing. Events already sent to hooks (the "step" and "shrink" of the rows before the one
+that failed) are not taken back; a failed round itself sends none.
 
 A diverged learner (``beta`` so large that ``beta^T x`` overflows, or ``tr(G)`` at the
 limit) refuses the rows it cannot learn and stays as it was: lower ``eta`` and start again.
@@ -47,7 +53,6 @@ References
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -58,19 +63,28 @@ from .._validation import (
     SCALES, as_labeled_rows, as_row, as_rows, check_choice, check_float, check_int, check_matrix_size,
     check_scale,
 )
-from ..hooks import Observable, ShrinkEvent, StepEvent
-from ..losses import CLASSIFICATION_LOSSES, LOSSES, check_label, check_labels, get_loss
-from ..sketch import MAX_SQUARED_MASS, squared_norms
+from ..errors import Diverged
+from ..hooks import Observable, ShrinkEvent, StepRecord
+from ..losses import LOSSES, check_label, check_labels, get_loss
+from ..params import Tunable
+from ..sketch import MAX_SQUARED_MASS, ShrinkRecord, squared_norms
 from ..state import StateReader, all_or_nothing, state_part, stateful
 from .proximal import PREFIX, DiagonalProximal, FDProximal, FFDProximal, FullProximal
 
-__all__ = ["AdaGrad", "OGD", "Adam", "RankShrinkEvent", "VARIANTS", "METHODS", "CLASSIFICATION_LOSSES",
-           "default_delta"]
+__all__ = ["AdaGrad", "OGD", "Adam", "RankShrinkEvent", "VARIANTS", "METHODS", "BASELINES", "LEARNERS",
+           "LABELS", "DEFAULT_ETA", "default_delta", "make_learner"]
 
 VARIANTS = ("full", "diag", "fd", "ffd")
+"""AdaGrad's proximal matrices: exact ``G``, its diagonal, an FD sketch, the doubling trick."""
 METHODS = ("cmd", "pds")
-"""Losses defined for labels in {-1, +1}: other labels are refused (the logistic loss's by
-:func:`explorer.losses.check_label`, the squared hinge's here)."""
+"""AdaGrad's update forms: composite mirror descent, primal-dual (dual averaging)."""
+BASELINES = ("ogd", "adam")
+"""The paper's first-order baselines (Wan & Zhang, section 5): :class:`OGD`, :class:`Adam`."""
+LEARNERS = VARIANTS + BASELINES
+"""Every learner of this module by key, in the order figures list them (:func:`make_learner`)."""
+LABELS = {"full": "ADA-FULL", "diag": "ADA-DIAG", "fd": "ADA-FD", "ffd": "ADA-FFD",
+          "ogd": "OGD", "adam": "Adam"}
+"""The paper's name of each key of :data:`LEARNERS`."""
 DEFAULT_ETA = 0.01
 """Default step size. The paper picks eta from {1e-4, ..., 1} per experiment; 0.01 is what
 that search picks for ADA-FD and ADA-FFD (CMD and PDS) on its synthetic regression in
@@ -81,12 +95,14 @@ _QUIET = {"over": "ignore", "invalid": "ignore", "divide": "ignore"}
 a check and refused with a message, which numpy's warning would only repeat."""
 
 _NUMERICAL_FAILURES = (ValueError, ArithmeticError)
-"""What a failed round raises: LinAlgError and FD's ShrinkFailed are ValueErrors,
-FloatingPointError an ArithmeticError."""
+"""What a failed update raises: LinAlgError, FD's ShrinkFailed and :class:`Diverged` (from
+:func:`~explorer.adagrad.proximal._eigh`) are ValueErrors; numpy's FloatingPointError an
+ArithmeticError."""
 
 
 class _RoundFailed(Exception):
-    """A round could not be computed; nothing of it was stored. The message says why."""
+    """A round could not be computed; nothing of it was stored. The message says why
+    (the learner raises it as :class:`explorer.errors.Diverged`)."""
 
 
 def default_delta(variant: str, method: str) -> float:
@@ -118,6 +134,25 @@ class RankShrinkEvent(ShrinkEvent):
     rank_after: int | None = None
 
 
+def make_learner(key: str, d: int, *, eta: float, loss: str = "absolute", method: str = "cmd",
+                 delta: float | None = None, tau: int = 20):
+    """The learner of :data:`LEARNERS` called ``key``, fresh: :class:`AdaGrad` with
+    ``variant=key`` (``delta`` None: the paper's, :func:`default_delta`), or :class:`OGD` /
+    :class:`Adam`, which take ``eta`` and ``loss`` only (their own ``delta``).
+
+    >>> make_learner("ffd", 5, eta=0.1, tau=2)
+    AdaGrad(d=5, variant='ffd', method='cmd', eta=0.1, delta=1, tau=2, loss='absolute') t=0
+    >>> make_learner("adam", 5, eta=0.1, delta=3.0).delta
+    1e-08
+    """
+    if key == "ogd":
+        return OGD(d, eta=eta, loss=loss)
+    if key == "adam":
+        return Adam(d, eta=eta, loss=loss)
+    check_choice("key", key, LEARNERS)
+    return AdaGrad(d, variant=key, method=method, eta=eta, delta=delta, tau=tau, loss=loss)
+
+
 def _beta_overflow(eta: float, delta: float | None = None) -> str:
     """Why a round's new ``beta`` is not finite, for the refusal."""
     small = "" if delta is None else f" or delta = {delta:g} too small"
@@ -130,33 +165,34 @@ def _too_large(name: str, squared: float) -> ValueError:
                       f"its largest entry")
 
 
-class _LinearLearner(Observable):
-    """Shared plumbing: validation, the loss and its gradient, ``predict``, ``learn_many``,
-    the all-or-nothing round, and the state every learner keeps (``d``, ``loss``, ``beta``, ``t``).
+class _LinearLearner(Observable, Tunable):
+    """Shared plumbing: validation, the loss and its gradient, ``predict``, ``learn``,
+    ``step``, ``learn_many``, the all-or-nothing round, and the state every learner keeps
+    (``d``, ``loss``, ``beta``, ``t``, ``eta``).
 
     Subclasses implement ``_update(slope, x, squared_gradient)``: compute the update for the
     gradient ``slope * x`` (``self.t`` already counts this round), check it, and store it --
-    or raise :class:`_RoundFailed` with nothing stored.
+    or raise :class:`_RoundFailed` with nothing stored. It returns the round's
+    :class:`~explorer.sketch.ShrinkRecord` (AdaGrad's sketches) or None.
     """
+
+    HOT = ("eta",)
+    """``eta`` scales the next update only: nothing kept depends on it."""
 
     def __init__(self, d: int, loss: str, eta: float):
         super().__init__()
-        self.eta = eta
+        self._eta = check_scale("eta", eta)
         self.d = check_int("d", d, minimum=1)
         check_matrix_size(f"d = {d}", 1, self.d)
-        self.loss_name = check_choice("loss", loss, tuple(LOSSES))
-        self._loss = get_loss(loss)
+        self.loss = check_choice("loss", loss, tuple(LOSSES))
+        self._loss_function = get_loss(loss)
         self.beta = np.zeros(self.d)
         self.t = 0
 
     @property
     def eta(self) -> float:
-        """Step size (> 0); may change between rounds (the dashboard's hot slider)."""
+        """Step size (> 0); ``with_params(eta=...)`` changes it between rounds."""
         return self._eta
-
-    @eta.setter
-    def eta(self, value: float) -> None:
-        self._eta = check_scale("eta", value)
 
     def predict(self, x):
         """``beta^T x`` for one row (a float) or for each row of a matrix (an array)."""
@@ -169,28 +205,48 @@ class _LinearLearner(Observable):
         return float(as_row(x, self.d) @ self.beta)
 
     def learn(self, x, y) -> float:
-        """Suffer ``l(beta^T x, y)`` with the current ``beta``, then update; returns that loss.
+        """Suffer ``l(beta^T x, y)`` with the current ``beta``, then update; returns that loss
+        (``step(x, y).loss``, without building the record unless hooks listen).
 
-        All or nothing: a row or label out of bounds (module docstring), or a round that
-        fails, raises ``ValueError`` with the learner unchanged.
+        All or nothing: a row or label out of bounds (module docstring) raises
+        ``ValueError``, a round that fails :class:`~explorer.errors.Diverged`, with the
+        learner unchanged.
         """
+        x, y, squared = self._checked(x, y)
+        with np.errstate(**_QUIET):
+            return self._learn_row(x, y, squared, None)
+
+    def step(self, x, y) -> StepRecord:
+        """:meth:`learn`'s round, returning its :class:`~explorer.hooks.StepRecord`: ``loss``,
+        ``prediction`` (``beta^T x`` before the update), ``gradient_scale`` (``l'``: the
+        gradient is ``gradient_scale * x``), and for AdaGrad the round's ``shrink``
+        (:class:`~explorer.sketch.ShrinkRecord` or None), ``rank`` and ``condition_number``.
+        Hooks receive this same record."""
+        x, y, squared = self._checked(x, y)
+        with np.errstate(**_QUIET):
+            record = self._record(*self._round(x, y, squared, None))
+        if self._hooks:
+            self._emit(record)
+        return record
+
+    def _checked(self, x, y) -> tuple[np.ndarray, float, float]:
+        """One row and its label as a round takes them, with ``||x||^2``, or ``ValueError``."""
         x = as_row(x, self.d)
-        y = check_label(y, self.loss_name)
+        y = check_label(y, self.loss)
         squared = ddot(x, x)  # BLAS directly: an overflow gives inf, no warning
         if not squared <= MAX_SQUARED_MASS:
             raise _too_large("x", squared)
-        with np.errstate(**_QUIET):
-            return self._learn_row(x, y, squared, None)
+        return x, y, squared
 
     def learn_many(self, X, y) -> np.ndarray:
         """``learn`` on each row of ``X`` with labels ``y`` in order; returns the losses.
 
         All or nothing: every row and label is checked first, and if a round then fails,
         the learner is put back as it was before the call (one snapshot per call) and the
-        ``ValueError`` names the row.
+        :class:`~explorer.errors.Diverged` names the row.
         """
         X, y = as_labeled_rows(X, y, self.d)
-        check_labels(y, self.loss_name)
+        check_labels(y, self.loss)
         squared = squared_norms(X)
         over = np.flatnonzero(~(squared <= MAX_SQUARED_MASS))
         if over.size:
@@ -202,37 +258,49 @@ class _LinearLearner(Observable):
         return losses
 
     def _learn_row(self, x: np.ndarray, y: float, squared: float, row: int | None) -> float:
-        """One round on a checked row with ``||x||^2 = squared``; ``row``: its number in a
-        ``learn_many`` call (None for ``learn``), for the message of a refusal."""
+        """One round of ``learn``: its loss; the record is built only for listening hooks."""
+        result = self._round(x, y, squared, row)
+        if self._hooks:
+            self._emit(self._record(*result))
+        return result[0]
+
+    def _round(self, x: np.ndarray, y: float, squared: float,
+               row: int | None) -> tuple[float, float, float, ShrinkRecord | None]:
+        """One round on a checked row with ``||x||^2 = squared``: ``(loss, prediction,
+        gradient scale, shrink)``. ``row``: its number in a ``learn_many`` call (None for
+        ``learn`` and ``step``), for the message of a refusal."""
         z = ddot(x, self.beta)  # the bits of x @ beta (for a contiguous x), and no warning
-        loss = float(self._loss.value(z, y))
-        slope = float(self._loss.derivative(z, y))
+        loss = float(self._loss_function.value(z, y))
+        slope = float(self._loss_function.derivative(z, y))
         if not (math.isfinite(z) and math.isfinite(loss) and math.isfinite(slope)):
-            raise self._refusal(row, f"the loss or its gradient overflowed (beta^T x = {z:.3g}, "
-                                     f"y = {y:.3g}): beta has diverged (lower eta) or the data is "
-                                     f"too large (rescale it)")
+            raise self._diverged(row, f"the loss or its gradient overflowed (beta^T x = {z:.3g}, "
+                                      f"y = {y:.3g}): beta has diverged (lower eta) or the data is "
+                                      f"too large (rescale it)")
         squared_gradient = slope * (slope * squared) if slope else 0.0
         if not squared_gradient <= MAX_SQUARED_MASS:
-            raise self._refusal(row, f"the gradient is too large: ||g||^2 = {squared_gradient:.3g} "
-                                     f"exceeds {MAX_SQUARED_MASS:.0e} (beta^T x = {z:.3g}, "
-                                     f"y = {y:.3g}); rescale the data, or lower eta if beta has diverged")
+            raise self._diverged(row, f"the gradient is too large: ||g||^2 = {squared_gradient:.3g} "
+                                      f"exceeds {MAX_SQUARED_MASS:.0e} (beta^T x = {z:.3g}, "
+                                      f"y = {y:.3g}); rescale the data, or lower eta if beta has diverged")
         self.t += 1  # the round's number, which OGD's step and Adam's bias correction use
         try:
-            self._update(slope, x, squared_gradient)
+            shrink = self._update(slope, x, squared_gradient)
         except BaseException as error:  # _update stored nothing
             self.t -= 1
             if isinstance(error, _RoundFailed):
-                raise self._refusal(row, str(error)) from None
+                raise self._diverged(row, str(error)) from None
             raise
-        if self._hooks:
-            self._emit(StepEvent(t=self.t, loss=loss, **self._step_fields()))
-        return loss
+        return loss, z, slope, shrink
 
-    def _refusal(self, row: int | None, why: str) -> ValueError:
+    def _record(self, loss: float, z: float, slope: float, shrink: ShrinkRecord | None) -> StepRecord:
+        return StepRecord(t=self.t, loss=loss, prediction=z, gradient_scale=slope, shrink=shrink,
+                          **self._step_fields())
+
+    def _diverged(self, row: int | None, why: str) -> Diverged:
         where = "x" if row is None else f"X row {row}"
-        return ValueError(f"{where} (round t = {self.t + 1}): {why}; nothing was updated")
+        return Diverged(f"{where} (round t = {self.t + 1}): {why}; nothing was updated",
+                        row=row or 0, t=self.t + 1)
 
-    def _update(self, slope: float, x: np.ndarray, squared_gradient: float) -> None:
+    def _update(self, slope: float, x: np.ndarray, squared_gradient: float) -> ShrinkRecord | None:
         raise NotImplementedError
 
     def _step_fields(self) -> dict:
@@ -240,14 +308,14 @@ class _LinearLearner(Observable):
 
     # -- persistence --------------------------------------------------------------------
     def _common_state(self) -> dict:
-        return {"kind": type(self).__name__, "d": self.d, "loss": self.loss_name,
+        return {"kind": type(self).__name__, "d": self.d, "loss": self.loss,
                 "beta": self.beta.copy(), "t": self.t, "eta": self.eta}
 
     def _read_common(self, reader: StateReader) -> dict:
         """Check the keys every learner keeps: ``d`` and ``loss`` must be this learner's
         own (an in-place load keeps the structure); ``eta`` (hot, see :attr:`eta`) is loaded."""
         reader.same("d", self.d)
-        reader.same("loss", self.loss_name)
+        reader.same("loss", self.loss)
         return {"beta": reader.array("beta", (self.d,)), "t": reader.count("t"),
                 "eta": reader.number("eta", minimum=SCALES[0], maximum=SCALES[1])}
 
@@ -306,15 +374,21 @@ class AdaGrad(_LinearLearner):
         ``l(z, y)``; the paper's regression uses "absolute", its classification
         "squared_hinge" (labels -1 or +1, as for "logistic").
 
-    Hooks: "shrink" (:class:`RankShrinkEvent`: t, the singular values of the sketch before
-    the shrink, delta, rank before and after) whenever ADA-FD or ADA-FFD shrinks, and
-    "step" every round (t, loss, the rank of the sketch -- of ``G`` for "full", the
-    non-zero coordinates for "diag" -- and the condition number of ``H``).
+    Rounds: ``learn(x, y)`` returns the loss, ``step(x, y)`` the round's
+    :class:`~explorer.hooks.StepRecord`: t, loss, prediction, gradient scale, ``shrink``
+    (the :class:`~explorer.sketch.ShrinkRecord` of ADA-FD's or ADA-FFD's shrink in this
+    round, else None), the rank of the sketch -- of ``G`` for "full", the non-zero
+    coordinates for "diag" -- and the condition number of ``H``.
+
+    Hooks: that record as "step" every round, and "shrink" (:class:`RankShrinkEvent`: t,
+    the singular values of the sketch before the shrink, delta, rank before and after)
+    whenever ADA-FD or ADA-FFD shrinks.
 
     Attributes: ``beta`` (the current decision), ``t`` (rounds played), ``rank``,
     ``delta_total`` (``Delta_T``: the sum of the shrink amounts, 0 for full and diag),
     ``n_shrinks``, ``gradient_mass`` (``tr(G_t) = sum_s ||g_s||^2``, at most 1e300: see the
-    module docstring). ``eta`` and ``delta`` may change between rounds.
+    module docstring). ``eta`` and ``delta`` are :data:`HOT`: ``with_params(eta=...,
+    delta=...)`` continues the stream with new values (``G`` and the sketch stay).
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
@@ -326,6 +400,10 @@ class AdaGrad(_LinearLearner):
     >>> learner.rank, learner.n_shrinks  # the rank cycles between tau - 1 = 2 and 2 tau = 6
     (4, 49)
     """
+
+    HOT = ("eta", "delta")
+    """``H_t = delta I + G_t^{1/2}`` (or its sketch) and the update's ``eta`` are applied
+    afresh every round from ``G_t``, which neither changes: both may change mid-stream."""
 
     def __init__(self, d: int, *, variant: str = "ffd", method: str = "cmd",
                  eta: float = DEFAULT_ETA, delta: float | None = None, tau: int = 20,
@@ -344,8 +422,6 @@ class AdaGrad(_LinearLearner):
         self.n_shrinks = 0
         self.gradient_mass = 0.0
         self._proximal = self._make_proximal(delta)
-        if variant == "fd":
-            self._forward_events(self._proximal.sketch, self._fd_shrink_event)
 
     def _make_proximal(self, delta: float):
         if self.variant == "full":
@@ -358,26 +434,23 @@ class AdaGrad(_LinearLearner):
 
     @property
     def delta(self) -> float:
-        """The regularizer of ``H = delta I + ...`` (> 0): the proximal matrix's own, so
-        setting it between rounds changes ``H`` (``G`` and the sketch stay)."""
+        """The regularizer of ``H = delta I + ...`` (> 0): the proximal matrix's own, the one
+        home of the value (``with_params(delta=...)`` changes ``H``; ``G`` and the sketch stay)."""
         return self._proximal.delta
-
-    @delta.setter
-    def delta(self, value: float) -> None:
-        self._proximal.delta = check_scale("delta", value)
 
     def __repr__(self) -> str:
         tau = f", tau={self.tau}" if self.variant in ("fd", "ffd") else ""
         return (f"AdaGrad(d={self.d}, variant={self.variant!r}, method={self.method!r}, "
-                f"eta={self.eta:g}, delta={self.delta:g}{tau}, loss={self.loss_name!r}) t={self.t}")
+                f"eta={self.eta:g}, delta={self.delta:g}{tau}, loss={self.loss!r}) t={self.t}")
 
     # -- one round ---------------------------------------------------------------------
-    def _update(self, slope: float, x: np.ndarray, squared_gradient: float) -> None:
-        """``G`` takes ``g``, then the CMD or PDS update, then ADA-FFD's shrink; the new
-        ``beta`` is checked before anything but the proximal matrix changes, and the
-        proximal matrix is rolled back if the round fails."""
+    def _update(self, slope: float, x: np.ndarray, squared_gradient: float) -> ShrinkRecord | None:
+        """``G`` takes ``g`` (ADA-FD's sketch may shrink), then the CMD or PDS update, then
+        ADA-FFD's shrink; the new ``beta`` is checked before anything but the proximal
+        matrix changes, and the proximal matrix is rolled back if the round fails. Returns
+        the round's shrink, if any."""
         if slope == 0.0:  # G, g_bar and so H and beta are all unchanged
-            return
+            return None
         mass = self.gradient_mass + squared_gradient
         if not mass <= MAX_SQUARED_MASS:
             raise _RoundFailed(f"the gradients' total squared norm tr(G) = sum ||g_s||^2 would reach "
@@ -387,7 +460,7 @@ class AdaGrad(_LinearLearner):
         proximal = self._proximal
         saved = proximal.checkpoint()
         try:
-            proximal.add(g)
+            shrink = proximal.add(g)  # ADA-FD's sketch shrinks here
             if self.method == "cmd":
                 g_bar = self.g_bar
                 beta = self.beta - self._eta * proximal.solve(g)
@@ -395,28 +468,22 @@ class AdaGrad(_LinearLearner):
                 g_bar = self.g_bar + g
                 beta = -self._eta * proximal.solve(g_bar)
             if not np.isfinite(beta).all():
-                raise FloatingPointError(_beta_overflow(self._eta, self.delta))
+                raise _RoundFailed(_beta_overflow(self._eta, self.delta))
         except BaseException as error:
             proximal.rollback(saved)
             if isinstance(error, _NUMERICAL_FAILURES):
                 raise _RoundFailed(f"the update of H or beta failed ({error})") from None
             raise
-        shrink = proximal.compress()  # cannot fail: orthonormal V times orthonormal U
+        if shrink is None:
+            shrink = proximal.compress()  # ADA-FFD's; cannot fail: orthonormal V times orthonormal U
         self.beta, self.g_bar, self.gradient_mass = beta, g_bar, mass
-        if self.variant == "fd":
-            sketch = proximal.sketch
-            self.delta_total, self.n_shrinks = sketch.delta_total, sketch.n_shrinks
         if shrink is not None:
             self.delta_total += shrink.delta
             self.n_shrinks += 1
             if self._hooks:
-                self._emit(RankShrinkEvent(t=self.t, sigma=np.sqrt(shrink.eigenvalues),
-                                           delta=shrink.delta, rank_before=shrink.rank_before,
-                                           rank_after=shrink.rank_after))
-
-    def _fd_shrink_event(self, event: ShrinkEvent) -> RankShrinkEvent:
-        return RankShrinkEvent(**{**dataclasses.asdict(event), "t": self.t},
-                               rank_before=self.tau, rank_after=self._proximal.sketch.rank)
+                self._emit(RankShrinkEvent(t=self.t, sigma=np.sqrt(shrink.squared), delta=shrink.delta,
+                                           rank_before=proximal.capacity, rank_after=shrink.kept))
+        return shrink
 
     def _step_fields(self) -> dict:
         return {"rank": self.rank, "condition_number": self._proximal.condition_number()}
@@ -485,6 +552,7 @@ class AdaGrad(_LinearLearner):
         with np.errstate(**_QUIET):  # a huge tampered entry overflows a check: refused, silently
             checked = self._read_state(StateReader(state, type(self)), state)
         self._proximal.restore(checked.pop("proximal"))
+        self._proximal.delta = checked.pop("delta")
         self._restore_common(checked.pop("common"))
         for key, value in checked.items():
             setattr(self, key, value)
@@ -547,7 +615,7 @@ class OGD(_LinearLearner):
         super().__init__(d, loss, eta)
 
     def __repr__(self) -> str:
-        return f"OGD(d={self.d}, eta={self.eta:g}, loss={self.loss_name!r}) t={self.t}"
+        return f"OGD(d={self.d}, eta={self.eta:g}, loss={self.loss!r}) t={self.t}"
 
     def _update(self, slope: float, x: np.ndarray, squared_gradient: float) -> None:
         if slope == 0.0:
@@ -583,8 +651,8 @@ class Adam(_LinearLearner):
               - \eta\, \frac{m_t / (1 - b_1^t)}{\sqrt{v_t / (1 - b_2^t)} + \delta}
 
     (``beta1``/``beta2`` are the decay rates ``b_1``/``b_2``; ``beta`` is the decision.)
-    Default ``eta = 1e-3``, Kingma & Ba's recommendation. ``eta`` and ``delta`` (> 0) may
-    change between rounds.
+    Default ``eta = 1e-3``, Kingma & Ba's recommendation. ``eta`` and ``delta`` (> 0) are
+    :data:`HOT`: ``with_params`` changes them between rounds.
 
     >>> learner = Adam(1, eta=0.1, loss="squared")
     >>> [round(learner.learn([1.0], 1.0), 3) for _ in range(3)]
@@ -599,24 +667,23 @@ class Adam(_LinearLearner):
             if value == 1.0:
                 raise ValueError(f"{name} must be in [0, 1) (the bias correction divides by "
                                  f"1 - {name}^t), got 1.0")
-        self.delta = delta
+        self._delta = check_scale("delta", delta)
         super().__init__(d, loss, eta)
         self.beta1, self.beta2 = beta1, beta2
         self.m = np.zeros(self.d)
         self.v = np.zeros(self.d)
+
+    HOT = ("eta", "delta")
+    """Both scale the next update only: ``m`` and ``v`` do not depend on them."""
 
     @property
     def delta(self) -> float:
         """The constant added to ``sqrt(v_hat)`` (> 0)."""
         return self._delta
 
-    @delta.setter
-    def delta(self, value: float) -> None:
-        self._delta = check_scale("delta", value)
-
     def __repr__(self) -> str:
         return (f"Adam(d={self.d}, eta={self.eta:g}, beta1={self.beta1:g}, beta2={self.beta2:g}, "
-                f"delta={self.delta:g}, loss={self.loss_name!r}) t={self.t}")
+                f"delta={self.delta:g}, loss={self.loss!r}) t={self.t}")
 
     def _update(self, slope: float, x: np.ndarray, squared_gradient: float) -> None:
         """Runs on a zero gradient too: ``m`` decays and ``beta`` keeps moving. ``||g||^2 <=
@@ -663,4 +730,4 @@ class Adam(_LinearLearner):
             raise reader.refuse("v", "in [0, 1e300] (an average of squared gradients)",
                                 (float(v.min()), float(v.max())))
         self._restore_common(common)
-        self.delta, self.m, self.v = delta, m, v
+        self._delta, self.m, self.v = delta, m, v

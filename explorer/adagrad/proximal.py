@@ -13,18 +13,22 @@ Each class keeps what it needs to apply ``H_t^{-1}`` to a vector, with ``G_t = s
   between tau - 1 and 2 tau; O(tau d + tau^3) per round on average.
 
 The learner calls, every round with a non-zero gradient ``g``: ``checkpoint()``, ``add(g)``
-(``G`` or its sketch takes ``g``), ``solve(v)`` (``H_t^{-1} v`` for the update of ``beta``;
-``solve(v, delta)`` uses another delta with the same ``G``, so one eigendecomposition can
-serve several learners), then ``compress()`` (ADA-FFD's shrink, *after* the update as in
-the paper's step 12; a no-op elsewhere). If ``add`` fails (``LinAlgError``, a non-finite
-result) or the learner finds the new ``beta`` not finite, ``rollback(checkpoint)`` puts
-the matrix back as it was before ``add``: the checkpoint holds only what ``add`` overwrites
-in place (nothing for ADA-FULL and ADA-DIAG, whose ``add`` builds new arrays; the small
-``M`` block for ADA-FFD; the sketch for ADA-FD), so a round needs no copy of the state.
-``compress`` cannot fail (a product of orthonormal matrices), so it runs after the checks.
+(``G`` or its sketch takes ``g``; returns ADA-FD's shrink, an
+:class:`explorer.sketch.ShrinkRecord`, or None), ``solve(v)`` (``H_t^{-1} v`` for the update
+of ``beta``; ``solve(v, delta)`` uses another delta with the same ``G``, so one
+eigendecomposition can serve several learners), then ``compress()`` (ADA-FFD's shrink,
+*after* the update as in the paper's step 12, returning its ``ShrinkRecord``; a no-op
+elsewhere). Both shrinks follow FD's one rule (:func:`explorer.sketch.shrink_amounts`:
+subtract the tau-th squared singular value, keep the first tau - 1 directions). If ``add``
+fails (``LinAlgError``, a non-finite result) or the learner finds the new ``beta`` not
+finite, ``rollback(checkpoint)`` puts the matrix back as it was before ``add``: the
+checkpoint holds only what ``add`` overwrites in place (nothing for ADA-FULL and ADA-DIAG,
+whose ``add`` builds new arrays; the small ``M`` block for ADA-FFD; the sketch for ADA-FD),
+so a round needs no copy of the state. ``compress`` cannot fail (a product of orthonormal
+matrices), so it runs after the checks.
 
-LAPACK never sees a non-finite matrix: :func:`_eigh` refuses one (``FloatingPointError``),
-and the learner keeps ``tr(G) = sum ||g||^2`` at most
+LAPACK never sees a non-finite matrix: :func:`_eigh` refuses one
+(:class:`~explorer.errors.Diverged`), and the learner keeps ``tr(G) = sum ||g||^2`` at most
 :data:`explorer.sketch.MAX_SQUARED_MASS`, which bounds every entry of ``G``, ``M`` and the
 FD sketch. Loading a state (``read_state`` then ``restore``) checks what a run keeps true:
 finite arrays of the right shapes, symmetric ``G`` and ``M``, non-negative eigenvalues in
@@ -36,16 +40,14 @@ which exist for inspection and tests.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 import scipy.linalg
 
-from ..sketch import FrequentDirections
+from ..errors import Diverged
+from ..sketch import FrequentDirections, ShrinkRecord, shrink_amounts
 from ..state import StateReader, copy_array, state_part
 
-__all__ = ["FullProximal", "DiagonalProximal", "FDProximal", "FFDProximal", "ShrinkInfo",
-           "ORTHOGONALITY_EPS"]
+__all__ = ["FullProximal", "DiagonalProximal", "FDProximal", "FFDProximal", "ORTHOGONALITY_EPS"]
 
 ORTHOGONALITY_EPS = 1e-10
 """ADA-FFD opens a new column of ``V`` only when ``||g - V V^T g|| > eps ||g||``.
@@ -71,26 +73,16 @@ _TINY_SCALE = 2.0 ** 600
 2^-300, so scaled they stay below 2^300, and even the smallest subnormal becomes ~2e-143."""
 
 
-class ShrinkInfo(NamedTuple):
-    """What one ADA-FFD shrink did: eigenvalues of ``M`` before it (descending), the
-    amount ``delta`` subtracted from them, and the rank before and after."""
-
-    eigenvalues: np.ndarray
-    delta: float
-    rank_before: int
-    rank_after: int
-
-
 def _eigh(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Eigenvalues (descending, clamped at 0) and eigenvectors of a symmetric PSD matrix.
 
     LAPACK's divide and conquer (``numpy.linalg.eigh``: syevd, the lightest call for the
     small matrices of ADA-FFD); on its rare non-convergence, scipy's QR algorithm (syev).
-    A matrix with NaN or inf never reaches LAPACK: ``FloatingPointError`` (the learner then
-    rolls the round back).
+    A matrix with NaN or inf never reaches LAPACK: :class:`~explorer.errors.Diverged` (the
+    learner then rolls the round back).
     """
     if not np.isfinite(M).all():
-        raise FloatingPointError("the matrix to decompose is not finite")
+        raise Diverged("the matrix to decompose is not finite")
     try:
         values, vectors = np.linalg.eigh(M)
     except np.linalg.LinAlgError:
@@ -100,14 +92,14 @@ def _eigh(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.maximum(values[::-1], 0.0), np.ascontiguousarray(vectors[:, ::-1])
 
 
-def _root_weights(eigenvalues: np.ndarray, delta: float) -> np.ndarray:
-    """``sqrt(l) / (delta + sqrt(l))``: Woodbury weights of ``(delta I + W diag(sqrt l) W^T)^{-1}``.
+def _woodbury_weights(roots: np.ndarray, delta: float) -> np.ndarray:
+    """``s / (delta + s)`` for each square root ``s`` of an eigenvalue of ``G`` (ADA-FD: the
+    singular values Sigma'; ADA-FFD: ``sqrt(lambda)``): the weights of the Woodbury formula.
 
-    With orthonormal ``W``:
+    With orthonormal ``W`` and ``L = diag(s)``:
     ``(delta I + W L W^T)^{-1} v = (v - W diag(L / (delta + L)) W^T v) / delta``.
     """
-    root = np.sqrt(eigenvalues)
-    return root / (delta + root)
+    return roots / (delta + roots)
 
 
 def _condition(delta: float, largest: float, smallest: float) -> float:
@@ -263,13 +255,16 @@ class FDProximal:
 
     def __init__(self, d: int, tau: int, delta: float):
         self.d, self.tau, self.delta = d, tau, delta
+        self.capacity = tau  # the rank at which the sketch shrinks
         self.sketch = FrequentDirections(d, tau)
         self._sigma = np.zeros(0)      # Sigma' (descending)
         self._basis = np.zeros((0, d))  # V^T, one row per singular direction
 
-    def add(self, g: np.ndarray) -> None:
-        shrink = self.sketch.insert_row(g) if g.any() else None  # a zero row takes no row
-        rows = self.sketch.rows_view
+    def add(self, g: np.ndarray) -> ShrinkRecord | None:
+        """The sketch takes ``g``; returns its shrink (the ``ShrinkRecord`` of
+        :meth:`FrequentDirections.insert`) when ``g`` filled it, else None."""
+        shrink = self.sketch.insert(g) if g.any() else None  # a zero row takes no row
+        rows = self.sketch.rows
         if shrink is not None:  # rows = Sigma' V^T, orthogonal
             squared = np.einsum("ij,ij->i", rows, rows)
             if (squared < _TINY_SQUARE).any():  # tiny rows: normalized scaled, see _TINY_SQUARE
@@ -286,6 +281,7 @@ class FDProximal:
             keep = sigma > 0
             sigma, basis = sigma[keep], basis[keep]
         self._sigma, self._basis = sigma, basis
+        return shrink
 
     def checkpoint(self) -> tuple:
         """The sketch's state (``add`` writes into its buffer) and the current factors."""
@@ -298,7 +294,7 @@ class FDProximal:
     def solve(self, v: np.ndarray, delta: float | None = None) -> np.ndarray:
         delta = self.delta if delta is None else delta
         Vt = self._basis
-        return (v - Vt.T @ (_ratio(self._sigma, delta) * (Vt @ v))) / delta
+        return (v - Vt.T @ (_woodbury_weights(self._sigma, delta) * (Vt @ v))) / delta
 
     def compress(self) -> None:
         return None
@@ -386,6 +382,7 @@ class FFDProximal:
 
     def __init__(self, d: int, tau: int, delta: float):
         self.d, self.tau, self.delta = d, tau, delta
+        self.capacity = 2 * tau  # the rank at which compress shrinks
         self.V = np.zeros((d, 2 * tau))
         self.M = np.zeros((2 * tau, 2 * tau))
         self.r = 0
@@ -433,24 +430,29 @@ class FFDProximal:
     def solve(self, v: np.ndarray, delta: float | None = None) -> np.ndarray:
         delta = self.delta if delta is None else delta
         V, U = self.V[:, :self.r], self._vectors
-        return (v - V @ (U @ (_root_weights(self._values, delta) * (U.T @ (V.T @ v))))) / delta
+        return (v - V @ (U @ (_woodbury_weights(np.sqrt(self._values), delta) * (U.T @ (V.T @ v))))) / delta
 
-    def compress(self) -> ShrinkInfo | None:
-        """The doubling-trick shrink (steps 12-15) when ``r = 2 tau``; returns what it did."""
+    def compress(self) -> ShrinkRecord | None:
+        """The doubling-trick shrink (steps 12-15) when ``r = 2 tau``: FD's rule on the
+        eigenvalues of ``M`` (the squared singular values of ``S``;
+        :func:`explorer.sketch.shrink_amounts` with ``m = tau``), keeping tau - 1 columns
+        of ``V`` (a zero eigenvalue's too: the rank after is always tau - 1). Returns the
+        :class:`~explorer.sketch.ShrinkRecord` (``squared``: the 2 tau eigenvalues before,
+        ``delta = lambda_tau``, ``kept = tau - 1``), else None."""
         tau = self.tau
-        if self.r < 2 * tau:
+        if self.r < self.capacity:
             return None
         values, U = self._values, self._vectors
-        shift = float(values[tau - 1])
-        kept = np.maximum(values[:tau - 1] - shift, 0.0)
+        shift, positive = shrink_amounts(values, tau)
+        kept = np.zeros(tau - 1)
+        kept[:positive.size] = positive
         self.V[:, :tau - 1] = self.V @ U[:, :tau - 1]
         self.V[:, tau - 1:] = 0.0
         self.M[:] = 0.0
         self.M[np.arange(tau - 1), np.arange(tau - 1)] = kept
         self.r = tau - 1
         self._values, self._vectors = kept, np.eye(tau - 1)
-        return ShrinkInfo(eigenvalues=values, delta=shift, rank_before=2 * tau,
-                          rank_after=tau - 1)
+        return ShrinkRecord(values, shift, tau - 1)
 
     @property
     def rank(self) -> int:
@@ -507,11 +509,6 @@ class FFDProximal:
     def restore(self, staged: dict) -> None:
         self.V, self.M, self.r = staged["V"], staged["M"], staged["r"]
         self._values, self._vectors = staged["values"], staged["vectors"]
-
-
-def _ratio(sigma: np.ndarray, delta: float) -> np.ndarray:
-    """``Sigma' / (delta + Sigma')``: ADA-FD's Woodbury weights (Sigma' are singular values)."""
-    return sigma / (delta + sigma)
 
 
 PREFIX = "proximal."

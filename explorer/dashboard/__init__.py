@@ -7,7 +7,7 @@ page by subclassing :class:`~explorer.dashboard.page.Page` and appending the cla
 """
 
 from .app import PAGES, Dashboard, create_app
-from .page import History, Page
+from .page import Page
 from .server import serve
 
-__all__ = ["create_app", "serve", "Dashboard", "Page", "History", "PAGES"]
+__all__ = ["create_app", "serve", "Dashboard", "Page", "PAGES"]

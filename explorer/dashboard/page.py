@@ -18,6 +18,8 @@ so that a failed :meth:`Page.reset` can put the old ones back), ``_advance(rows)
 ``_measure()`` (one history point, a dict of floats), ``_state()``/``_load(state)``
 (plain arrays: ``state_dict`` of each algorithm), ``_make_views()`` (panes, built once)
 and ``_update_views()`` (patch their data).
+A page of online learners builds an :class:`explorer.race.Race` in ``_build`` as
+``self.race`` and inherits ``_advance``, ``_state`` and ``_load`` (docs/architecture.md).
 
 Optional, for pages with options of their own or a stream of their own:
 
@@ -56,70 +58,10 @@ from typing import ClassVar
 import numpy as np
 import param
 
+from ..run import History
 from .settings import Settings
 
-__all__ = ["Page", "History"]
-
-
-class History:
-    """Per-point columns of floats with a fixed capacity, for the live curves.
-
-    When full, every other point is dropped (the oldest is kept), so the curves still
-    span the whole run at half the resolution: memory stays O(capacity) however long
-    the stream. ``truncate(t)`` forgets the points after ``t`` (for Back).
-
-    >>> h = History(capacity=4)
-    >>> for t in range(6):
-    ...     h.append(t=t, loss=10.0 * t)
-    >>> h["t"].tolist(), h["loss"].tolist()
-    ([0.0, 2.0, 4.0, 5.0], [0.0, 20.0, 40.0, 50.0])
-    """
-
-    def __init__(self, capacity: int = 600):
-        if capacity < 2:
-            raise ValueError(f"capacity must be at least 2, got {capacity}")
-        self.capacity = capacity
-        self._columns: dict[str, np.ndarray] = {}
-        self._size = 0
-
-    def __len__(self) -> int:
-        return self._size
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self._columns[name][:self._size]
-
-    @property
-    def names(self) -> list[str]:
-        """The column names (``t`` first)."""
-        return list(self._columns)
-
-    def last(self) -> dict[str, float]:
-        """The latest point as ``{column: value}``."""
-        return {name: float(column[self._size - 1]) for name, column in self._columns.items()}
-
-    def append(self, **values: float) -> None:
-        if not self._columns:
-            self._columns = {name: np.full(self.capacity, np.nan) for name in values}
-        if set(values) != set(self._columns):
-            raise ValueError(f"history columns are {sorted(self._columns)}, got {sorted(values)}")
-        if self._size == self.capacity:
-            keep = np.r_[0:self.capacity:2]
-            for column in self._columns.values():
-                column[:keep.size] = column[keep]
-                column[keep.size:] = np.nan
-            self._size = keep.size
-        for name, value in values.items():
-            self._columns[name][self._size] = value
-        self._size += 1
-
-    def truncate(self, t: float) -> None:
-        """Drop the points whose ``t`` column is greater than ``t``."""
-        if self._size:
-            self._size = int(np.searchsorted(self["t"], t, side="right"))
-
-    def clear(self) -> None:
-        self._columns = {}
-        self._size = 0
+__all__ = ["Page"]
 
 
 class Page(param.Parameterized):
@@ -280,20 +222,23 @@ class Page(param.Parameterized):
         return self.settings.stream()
 
     # -- for subclasses ------------------------------------------------------------------
+    # A page whose algorithms are online learners builds an ``explorer.race.Race`` in
+    # ``_build`` and assigns it to ``self.race``: then these defaults play it, snapshot it
+    # and restore it, and ``_measure`` reads ``self.race`` (its records, totals, learners).
     def _build(self, X: np.ndarray) -> None:
         raise NotImplementedError
 
     def _advance(self, rows: np.ndarray) -> None:
-        raise NotImplementedError
+        self.race.step(rows.shape[0], record=False)
 
     def _measure(self) -> dict[str, float]:
         raise NotImplementedError
 
     def _state(self) -> dict:
-        raise NotImplementedError
+        return self.race.state_dict()
 
     def _load(self, state: dict) -> None:
-        raise NotImplementedError
+        self.race.load_state_dict(state)
 
     def _make_views(self):
         raise NotImplementedError

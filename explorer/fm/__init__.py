@@ -10,19 +10,23 @@ Directions (two FD sketches, ``B+`` and ``B-``) and never forms ``Theta``
 
 - :class:`SketchedFTRL` ``(d, *, m=10, eta=None, loss="squared", fast=True)``
 - :class:`FTRLFM` ``(d, *, eta=None, loss="squared")``, :class:`OGDFM` (same arguments)
-- ``learn(x, y) -> loss``, ``predict(x) -> z``; ``x`` dense, ``(indices, values)`` or
-  scipy.sparse; :func:`progressive` runs a whole stream.
+- ``learn(x, y) -> loss``, ``step(x, y) -> StepRecord`` (:mod:`explorer.hooks`: the
+  prediction, ``gradient_scale`` q, S-FTRL's shrink and ranks), ``predict(x) -> z``; ``x``
+  dense, ``(indices, values)`` or scipy.sparse; :func:`progressive` runs a whole stream
+  and returns its per-round numbers as a :class:`~explorer.run.History`.
+- ``eta`` is hot: ``with_params(eta=...)`` continues the stream with another step
+  (:mod:`explorer.params`).
 - All or nothing: bad input is a ``ValueError`` before anything changes, and a round that
-  diverges raises :class:`Diverged` (a ``ValueError``, naming the row) with the learner as
-  it was before the call; the scale limits are ``MAX_SQUARED_NORM`` (rows), ``MAX_LABEL``,
-  ``MAX_PREDICTION`` and ``MAX_THETA_ENTRY``.
+  diverges raises :class:`~explorer.errors.Diverged` (a ``ValueError``, naming the row)
+  with the learner as it was before the call; the scale limits are ``MAX_SQUARED_NORM``
+  (rows), ``MAX_LABEL``, ``MAX_PREDICTION`` and ``MAX_THETA_ENTRY``.
 
 >>> from explorer.fm import SketchedFTRL, FTRLFM, progressive, synthetic_ratings
 >>> data = synthetic_ratings(2000, n_users=40, n_items=60, seed=1)
 >>> d = data.X.shape[1]
 >>> exact = progressive(FTRLFM(d), data.X, data.y)
 >>> sketched = progressive(SketchedFTRL(d, m=d + 2), data.X, data.y)   # m >= d + 2: exact
->>> bool(abs(sketched.predictions - exact.predictions).max() < 1e-8)
+>>> bool(abs(sketched["prediction"] - exact["prediction"]).max() < 1e-8)
 True
 """
 
@@ -34,9 +38,6 @@ from .learners import (
     MAX_PREDICTION,
     MAX_THETA_ENTRY,
     OGDFM,
-    Diverged,
-    FMStepEvent,
-    Progressive,
     SketchedFTRL,
     progressive,
 )
@@ -45,10 +46,7 @@ __all__ = [
     "SketchedFTRL",
     "FTRLFM",
     "OGDFM",
-    "FMStepEvent",
-    "Progressive",
     "progressive",
-    "Diverged",
     "LOSS_NAMES",
     "MAX_SQUARED_NORM",
     "MAX_LABEL",

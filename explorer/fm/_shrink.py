@@ -2,7 +2,7 @@
 
 S-FTRL keeps its gradient sum in a :class:`~explorer.sketch.GeneralizedFrequentDirections`
 (two :class:`~explorer.sketch.FrequentDirections` parts) and adds its rows, a few columns
-each, through :meth:`~explorer.sketch.FrequentDirections.insert_row` with a shrink rule
+each, through :meth:`~explorer.sketch.FrequentDirections.insert` with a shrink rule
 from this module: Frequent Directions' shrink of a full buffer, with FD's result
 (docs/algorithms.md section 1), but without LAPACK's SVD of the whole (2m) x (d+1) buffer,
 which costs ~1 ms at d = 2625 and would dominate a round. :class:`PartMemo` keeps what the
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..sketch import Shrink, gram_shrink, power_of_two_scale, svd_shrink
+from ..sketch import ShrinkRecord, gram_shrink, power_of_two_scale, svd_shrink
 from ..state import StateReader
 
 GRAM_TOLERANCE = 1e-8
@@ -45,11 +45,11 @@ class PartMemo:
 
     def shrink_rule(self, columns: np.ndarray | None, m: int):
         """The rule that shrinks the part's buffer once the row at ``columns`` (None: a
-        dense row) has filled it (:meth:`~explorer.sketch.FrequentDirections.insert_row`)."""
+        dense row) has filled it (:meth:`~explorer.sketch.FrequentDirections.insert`)."""
         sparse = None if self.sparse is None or columns is None else [*self.sparse, columns]
         return lambda B: sparse_shrink(B, m, sparse, self.gram_diag)
 
-    def after_insert(self, columns: np.ndarray | None, shrink: Shrink | None) -> None:
+    def after_insert(self, columns: np.ndarray | None, shrink: ShrinkRecord | None) -> None:
         """Account for the row just inserted, and for the shrink it caused, if any."""
         if shrink is not None:
             self.gram_diag = shrink.squared[:shrink.kept] - shrink.delta

@@ -25,9 +25,17 @@ finite with ``||a_hat||^2 <= 1e300``, labels finite with ``|b| <= 1e150``, ±1 f
 "logistic": :mod:`.compact`). A round whose numbers leave the finite range -- a prediction
 ``|z| > 1e150`` (:data:`MAX_PREDICTION`), an entry of ``Theta`` past 1e300
 (:data:`MAX_THETA_ENTRY`), a sketch row past Frequent Directions' mass limit, or a failed
-shrink -- raises :class:`Diverged` (a ``ValueError``) naming the row, with the learner as
-it was before the call: ``learn`` changes nothing before its round is known to be finite,
-and :func:`progressive` undoes the rounds it had already played.
+shrink -- raises :class:`~explorer.errors.Diverged` (a ``ValueError``) naming the row, with
+the learner as it was before the call: ``learn`` changes nothing before its round is known
+to be finite, and :func:`progressive` undoes the rounds it had already played.
+
+A round returns its record: ``step(x, y)`` is the :class:`~explorer.hooks.StepRecord` of
+the round (``prediction`` ``z_t``, ``gradient_scale`` ``q_t``, S-FTRL's ``shrink``, ``rank``
+and ``part_ranks``), ``learn(x, y)`` its loss, and hooks receive the same record.
+:func:`progressive` runs a whole stream and returns its per-round numbers as a
+:class:`~explorer.run.History` with the same column names. ``eta`` is the one hot
+hyper-parameter (:class:`~explorer.params.Tunable`): ``with_params(eta=...)`` continues the
+stream with another step (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -36,30 +44,32 @@ import contextlib
 import dataclasses
 import math
 import time
-from dataclasses import dataclass
-from typing import Iterator, NamedTuple
+from typing import Iterator
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse
 
 from .._validation import check_float, check_int
-from ..hooks import Observable, StepEvent
+from ..errors import Diverged
+from ..hooks import Observable, StepRecord
 from ..losses import check_label, get_loss
+from ..params import Tunable
+from ..run import History
 from ..sketch import GeneralizedFrequentDirections, ShrinkFailed
 from ..state import StateReader, all_or_nothing, copy_array, state_part, stateful
 from ._shrink import PartMemo
 from .compact import MAX_LABEL, as_fm_row, as_fm_rows, check_labels
 
-__all__ = ["SketchedFTRL", "FTRLFM", "OGDFM", "FMStepEvent", "Progressive", "progressive",
-           "Diverged", "LOSS_NAMES", "MAX_PREDICTION", "MAX_THETA_ENTRY"]
+__all__ = ["SketchedFTRL", "FTRLFM", "OGDFM", "progressive", "LOSS_NAMES", "MAX_PREDICTION",
+           "MAX_THETA_ENTRY"]
 
 _ddot = scipy.linalg.blas.ddot  # ||a_hat||^2 in a round: BLAS directly, 4x less overhead than numpy
 
 LOSS_NAMES = ("squared", "logistic")
 """The two losses of the paper's experiments: ratings and binary labels."""
 
-DEFAULT_ETA = {"squared": 0.02, "logistic": 0.25}
+FTRL_DEFAULT_ETA = {"squared": 0.02, "logistic": 0.25}
 """FTRL / S-FTRL step: the authors' settings (test.m: 0.01 on ``2(z-b)``; test_bc.m: 0.25)."""
 
 OGD_DEFAULT_ETA = {"squared": 0.5, "logistic": 4.0}
@@ -77,39 +87,9 @@ it diverged), so ``Theta`` is always finite. S-FTRL's sketch has Frequent Direct
 limit on ``||B+||_F^2`` and ``||B-||_F^2`` (:data:`~explorer.sketch.MAX_SQUARED_MASS`)."""
 
 
-class Diverged(ValueError, FloatingPointError):
-    """A round's numbers left the finite range (see the module docstring), or the sketch's
-    shrink failed; the learner is as it was before the call.
-
-    A ``ValueError`` like every refusal, and a ``FloatingPointError``, which is what
-    divergence raised before issue 13 (the lessons, notebooks and dashboard catch that).
-    ``row``: the row of the call it happened at (0 for :meth:`learn`); ``t``: the round
-    that row would have been.
-    """
-
-    def __init__(self, message: str, *, row: int = 0, t: int = 0):  # (defaults: for unpickling)
-        super().__init__(message)
-        self.row, self.t = row, t
-
-
 class _RoundFailed(Exception):
-    """Raised inside a round, before it stored anything; ``learn`` and ``progressive``
-    turn it into :class:`Diverged` with the row's number."""
-
-
-@dataclass(frozen=True)
-class FMStepEvent(StepEvent):
-    """One round of an FM learner (kind "step").
-
-    prediction: ``z_t`` before the update; q: ``phi'(z_t)`` (the gradient is
-    ``q a_hat a_hat^T``); rank_plus / rank_minus: occupied rows of ``B+`` / ``B-``
-    (S-FTRL only), whose sum is reported as ``rank``.
-    """
-
-    prediction: float | None = None
-    q: float | None = None
-    rank_plus: int | None = None
-    rank_minus: int | None = None
+    """Raised inside a round, before it stored anything; ``learn``, ``step`` and
+    ``progressive`` turn it into :class:`~explorer.errors.Diverged` with the row's number."""
 
 
 def _check_loss(loss) -> str:
@@ -118,18 +98,20 @@ def _check_loss(loss) -> str:
     return loss
 
 
-class _ConvexFM(Observable):
-    """Shared protocol: validation, the loss with its factor, predict / learn, events,
-    and the all-or-nothing guarantees (``_RoundFailed`` inside a round, ``_transaction``
-    around a call of :func:`progressive`)."""
+class _ConvexFM(Observable, Tunable):
+    """Shared protocol: validation, the loss with its factor, predict / learn / step /
+    progressive, events, ``with_params(eta=...)``, and the all-or-nothing guarantees
+    (``_RoundFailed`` inside a round, ``_transaction`` around a call of :meth:`progressive`)."""
 
-    _default_eta = DEFAULT_ETA
+    HOT = ("eta",)
+    _default_eta = FTRL_DEFAULT_ETA
 
     def __init__(self, d: int, *, eta: float | None, loss: str):
         super().__init__()
         self.d = check_int("d", d, minimum=1)
         self.loss = _check_loss(loss)
-        self.eta = self._default_eta[self.loss] if eta is None else eta
+        self._eta = check_float("eta", self._default_eta[self.loss] if eta is None else eta,
+                                minimum=0.0, strict_minimum=True)
         self._loss = get_loss(self.loss)
         # losses.py's squared loss is (z - y)^2; the FM ratings loss is half of it.
         self._factor = 0.5 if self.loss == "squared" else 1.0
@@ -137,12 +119,9 @@ class _ConvexFM(Observable):
 
     @property
     def eta(self) -> float:
-        """The step size; may be changed between calls (a finite number > 0)."""
+        """The step size, a finite number > 0; fixed for this object:
+        ``with_params(eta=...)`` continues the stream with another one."""
         return self._eta
-
-    @eta.setter
-    def eta(self, value) -> None:
-        self._eta = check_float("eta", value, minimum=0.0, strict_minimum=True)
 
     # -- the protocol -------------------------------------------------------------------
     def predict(self, x) -> float:
@@ -156,13 +135,76 @@ class _ConvexFM(Observable):
         ``x``: a dense vector of length d, an ``(indices, values)`` pair or a scipy.sparse
         row (see :func:`explorer.fm.as_fm_row`); ``y``: a finite number (-1 or +1 for the
         logistic loss). A bad input raises ``ValueError`` and changes nothing; so does a
-        round that diverges (:class:`Diverged`: lower eta; numpy may first warn about the
-        overflow, which :func:`progressive` silences for its whole loop).
+        round that diverges (:class:`~explorer.errors.Diverged`: lower eta; numpy may first
+        warn about the overflow, which :meth:`progressive` silences for its whole loop).
         """
+        return self._checked_round(x, y)[1]
+
+    def step(self, x, y) -> StepRecord:
+        """The round :meth:`learn` plays, returned as its :class:`~explorer.hooks.StepRecord`
+        (``step(x, y).loss == learn(x, y)``, same state after): ``prediction`` ``z_t``,
+        ``gradient_scale`` ``q_t = phi'(z_t)`` (the gradient is ``q_t a_hat a_hat^T``), and
+        for S-FTRL the ``shrink`` this round caused (a
+        :class:`~explorer.sketch.ShrinkRecord`, else None), ``rank`` and ``part_ranks``
+        (occupied rows of ``B+`` and ``B-``). Hooks receive this same record."""
+        z, loss, q, shrink, record = self._checked_round(x, y)
+        return record if record is not None else self._record(z, loss, q, shrink)
+
+    def progressive(self, X, y) -> History:
+        """Play the stream ``(X, y)``: predict each row, then learn it; the per-round
+        numbers as a :class:`~explorer.run.History` with one row per round, columns named
+        as :class:`~explorer.hooks.StepRecord`'s fields: ``t`` (this learner's round),
+        ``prediction`` ``z_t``, ``loss``, ``gradient_scale`` ``q_t``, and ``seconds``, the
+        wall time of the learning loop from its start to the end of that round (so
+        ``["seconds"][-1]`` is the whole loop's).
+
+        ``X``: a dense array (n x d) or any scipy.sparse matrix (n x d; converted to CSR
+        once, never densified); ``y``: n labels. All or nothing: everything is validated
+        before the first round (a bad row or label raises ``ValueError`` naming it), and if
+        a round then diverges (:class:`~explorer.errors.Diverged`, naming the row: lower
+        eta) the learner is put back as it was before the call (S-FTRL: one snapshot of its
+        O(md) state per call; FTRL and OGD: the entries of ``Theta`` each round overwrote).
+        The rows are fed without re-validation and no record is built unless a hook
+        listens (the fast path of the notebooks, the dashboard and the benchmarks).
+        """
+        kind, X = as_fm_rows(X, self.d)
+        n = X.shape[0]
+        labels = check_labels(y, n, self.loss)
+        predictions, losses, scales, clock = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+        play = self._round
+        if kind == "csr":
+            # a_hat for every row at once: the bias column d appended to each row's entries.
+            X = scipy.sparse.hstack([X, scipy.sparse.csr_array(np.ones((n, 1)))], format="csr")
+            indptr, indices, data = X.indptr.tolist(), X.indices.astype(np.intp), X.data
+        else:
+            X = np.hstack([X, np.ones((n, 1))])
+        t0, t = self.t, 0
+        try:
+            # A non-finite number is refused by the round, not warned about.
+            with np.errstate(all="ignore"), self._transaction():
+                now = time.perf_counter
+                start = now()
+                if kind == "csr":
+                    for t in range(n):
+                        lo, hi = indptr[t], indptr[t + 1]
+                        predictions[t], losses[t], scales[t], _, _ = play(
+                            indices[lo:hi], data[lo:hi], labels[t], True)
+                        clock[t] = now()
+                else:
+                    for t in range(n):
+                        predictions[t], losses[t], scales[t], _, _ = play(None, X[t], labels[t], True)
+                        clock[t] = now()
+        except _RoundFailed as failure:
+            raise self._diverged(failure, row=t) from None
+        return History({"t": np.arange(t0 + 1, t0 + n + 1), "prediction": predictions, "loss": losses,
+                        "gradient_scale": scales, "seconds": clock - start})
+
+    def _checked_round(self, x, y) -> tuple:
+        """One round on a row and label checked here: ``_round``'s tuple, or ``Diverged``."""
         idx, val = as_fm_row(x, self.d)
         y = check_label(y, self.loss, bound=MAX_LABEL)
         try:
-            return self._learn_augmented(*self._augment(idx, val), y, quiet=False)[1]
+            return self._round(*self._augment(idx, val), y, quiet=False)
         except (_RoundFailed, FloatingPointError) as failure:
             raise self._diverged(failure, row=0) from None
 
@@ -187,9 +229,11 @@ class _ConvexFM(Observable):
         idx_hat[n] = self.d
         return idx_hat, val_hat
 
-    def _learn_augmented(self, idx, val, y: float, quiet: bool) -> tuple[float, float]:
-        """One round on a validated ``a_hat`` (bias entry included); returns ``(z, loss)``.
-        ``quiet``: numpy's warnings are silenced already (:func:`progressive`'s loop).
+    def _round(self, idx, val, y: float, quiet: bool) -> tuple:
+        """One round on a validated ``a_hat`` (bias entry included); returns what it computed,
+        ``(z, loss, q, shrink, record)``: ``record`` is the :class:`StepRecord` sent to
+        hooks, built only when some hook listens (else None: :meth:`step` builds it).
+        ``quiet``: numpy's warnings are silenced already (:meth:`progressive`'s loop).
 
         All or nothing: raises ``_RoundFailed`` having stored nothing. ``|z| <= 1e150``
         and ``|y| <= 1e150`` keep the loss and ``q`` finite; ``_update`` checks its own
@@ -202,21 +246,24 @@ class _ConvexFM(Observable):
                                f"the learner diverged; lower eta (now {self.eta:g})")
         loss = self._factor * float(self._loss.value(z, y))
         q = self._factor * float(self._loss.derivative(z, y))
-        self._update(idx, val, q, squared_norm)
+        shrink = self._update(idx, val, q, squared_norm)
         self.t += 1
+        record = None
         if self._hooks:
-            self._emit(self._step_event(z, loss, q))
-        return z, loss
+            record = self._record(z, loss, q, shrink)
+            self._emit(record)
+        return z, loss, q, shrink, record
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
-        """Around a call of :func:`progressive`: if it raises, the learner is put back as it
+        """Around a call of :meth:`progressive`: if it raises, the learner is put back as it
         was (:func:`~explorer.state.all_or_nothing`: one snapshot of the state per call)."""
         with all_or_nothing(self):
             yield
 
-    def _step_event(self, z: float, loss: float, q: float) -> FMStepEvent:
-        return FMStepEvent(t=self.t, loss=loss, prediction=z, q=q)
+    def _record(self, z: float, loss: float, q: float, shrink) -> StepRecord:
+        """The record of the round just played (``t`` counts it already)."""
+        return StepRecord(t=self.t, loss=loss, prediction=z, gradient_scale=q, shrink=shrink)
 
     def _prediction(self, idx, val, squared_norm: float) -> float:
         """``z = a_hat^T Theta a_hat``, without numpy's overflow warning: computed as is when
@@ -234,10 +281,11 @@ class _ConvexFM(Observable):
     def _z(self, idx, val) -> float:
         raise NotImplementedError
 
-    def _update(self, idx, val, q: float, squared_norm: float) -> None:
+    def _update(self, idx, val, q: float, squared_norm: float):
         """Add round ``t + 1``'s gradient ``q a_hat a_hat^T`` (``squared_norm`` =
-        ``||a_hat||^2``); raise ``_RoundFailed`` (having stored nothing) if its numbers would
-        leave the finite range."""
+        ``||a_hat||^2``) and return the sketch's :class:`~explorer.sketch.ShrinkRecord` if
+        it shrank, else None; raise ``_RoundFailed`` (having stored nothing) if its numbers
+        would leave the finite range."""
         raise NotImplementedError
 
     def theta(self) -> np.ndarray:
@@ -291,13 +339,17 @@ class SketchedFTRL(_ConvexFM):
     :class:`~explorer.sketch.FrequentDirections` does.
 
     Hooks: "shrink" (forwarded from the sketch, ``part`` "+" or "-", ``t`` the round)
-    and "step" (:class:`FMStepEvent`: loss, prediction, q, ``rank_plus``, ``rank_minus``).
+    and "step" (the :class:`~explorer.hooks.StepRecord` :meth:`step` returns: loss,
+    prediction, ``gradient_scale`` q, the round's ``shrink``, ``rank`` and ``part_ranks``,
+    the occupied rows of ``B+`` and ``B-``).
 
     Parameters
     ----------
     d : number of features (the sketch holds d+1 columns: ``a_hat = [a; 1]``).
     m : sketch size; each part keeps at most m-1 rows.
-    eta : step size; default 0.02 for "squared", 0.25 for "logistic" (the authors').
+    eta : step size; default 0.02 for "squared", 0.25 for "logistic" (the authors'). Hot:
+        ``with_params(eta=...)`` rescales the played ``Theta = -eta (B+^T B+ - B-^T B-)``
+        at once, since the sketch holds the gradient sum itself.
     loss : "squared" (``(z - b)^2 / 2``) or "logistic" (labels -1/+1).
     fast : the doubling-space Algorithm 5 (default) or the exact Algorithm 4.
 
@@ -336,25 +388,25 @@ class SketchedFTRL(_ConvexFM):
     def _z(self, idx, val) -> float:
         plus, minus = self.sketch.positive, self.sketch.negative
         if idx is None:
-            p = plus.rows_view @ val
-            n = minus.rows_view @ val
+            p = plus.rows @ val
+            n = minus.rows @ val
         else:
-            p = plus.rows_view.take(idx, axis=1) @ val
-            n = minus.rows_view.take(idx, axis=1) @ val
+            p = plus.rows.take(idx, axis=1) @ val
+            n = minus.rows.take(idx, axis=1) @ val
         return -self.eta * (float(p @ p) - float(n @ n))
 
-    def _update(self, idx, val, q: float, squared_norm: float) -> None:
+    def _update(self, idx, val, q: float, squared_norm: float):
         if q == 0.0:
-            return  # a zero gradient adds nothing (and GFD takes non-zero weights only)
+            return None  # a zero gradient adds nothing (and GFD takes non-zero weights only)
         if q > 0:
             part, memo = self.sketch.positive, self._memo[0]
         else:
             part, memo = self.sketch.negative, self._memo[1]
         # sqrt(|q|) > 0 and the bias entry is 1, so the row is never all zero; it is finite
-        # (|q| <= 2e150, ||a_hat||^2 <= 1e300), and insert_row is all or nothing.
+        # (|q| <= 2e150, ||a_hat||^2 <= 1e300), and insert is all or nothing.
         row = math.sqrt(abs(q)) * val
         try:
-            shrink = part.insert_row(row, columns=idx, rule=memo.shrink_rule(idx, part.m))
+            shrink = self.sketch.insert(row, q > 0, columns=idx, rule=memo.shrink_rule(idx, part.m))
         except ShrinkFailed as error:
             raise _RoundFailed(f"the sketch's shrink failed ({error})") from None
         except ValueError:
@@ -362,13 +414,13 @@ class SketchedFTRL(_ConvexFM):
                 f"the gradient row sqrt(|q|) a_hat (q = {q:.3g}) would take the sketch's total "
                 f"squared norm past Frequent Directions' limit: the learner diverged; lower eta "
                 f"(now {self.eta:g}) or rescale the data") from None
-        self.sketch.n_seen += 1
         memo.after_insert(idx, shrink)
+        return shrink
 
-    def _step_event(self, z: float, loss: float, q: float) -> FMStepEvent:
+    def _record(self, z: float, loss: float, q: float, shrink) -> StepRecord:
         plus, minus = self.sketch.positive.rank, self.sketch.negative.rank
-        return FMStepEvent(t=self.t, loss=loss, prediction=z, q=q, rank=plus + minus,
-                           rank_plus=plus, rank_minus=minus)
+        return StepRecord(t=self.t, loss=loss, prediction=z, gradient_scale=q, shrink=shrink,
+                          rank=plus + minus, part_ranks=(plus, minus))
 
     def theta(self) -> np.ndarray:
         """``-eta (B+^T B+ - B-^T B-)``, (d+1) x (d+1): for inspection and tests only."""
@@ -411,7 +463,7 @@ class SketchedFTRL(_ConvexFM):
         checked = GeneralizedFrequentDirections(self.d + 1, self.m, fast=self.fast)
         checked.load_state_dict(sketch_state)  # refuses a bad sketch before anything is stored
         memos = tuple(PartMemo.read(StateReader(state_part(state, f"memo.{sign}."), type(self),
-                                                prefix=f"memo.{sign}."), part.rows_view)
+                                                prefix=f"memo.{sign}."), part.rows)
                       for sign, part in zip("+-", (checked.positive, checked.negative)))
         t = reader.count("t", minimum=checked.n_seen)  # a round with q = 0 adds no row
         self.sketch.load_state_dict(sketch_state)
@@ -462,7 +514,7 @@ class _FullMatrixFM(_ConvexFM):
 
     def _update(self, idx, val, q: float, squared_norm: float) -> None:
         if q == 0.0:
-            return
+            return None
         scale = -self._step_size() * q
         growth = abs(scale) * squared_norm  # >= every |scale a_i a_j|
         bound = self._bound + growth
@@ -485,6 +537,7 @@ class _FullMatrixFM(_ConvexFM):
                 self._undo.append((entries, block))
             self._theta[entries] = block + scale * np.outer(val, val)
         self._bound = bound
+        return None  # no sketch, no shrink
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -563,11 +616,17 @@ class FTRLFM(_FullMatrixFM):
     ``2 eta sum_t ||grad_t||_F^2 + (R(Theta_*) - R(Theta_1)) / eta``. O(d^2) memory;
     per round O(d^2) for a dense row, O(nnz^2) for a sparse one.
 
+    ``eta`` is hot: ``with_params(eta=...)`` plays ``-eta_new sum_s q_s a_hat_s a_hat_s^T``
+    from then on, so the stored ``Theta`` is rescaled by ``eta_new / eta`` (as S-FTRL's
+    sketch, which holds the sum itself, does at no cost).
+
     >>> fm = FTRLFM(d=4, eta=0.1)
     >>> for user, item, rating in [(0, 2, 4.0), (1, 3, 2.0), (0, 3, 3.0)]:
     ...     _ = fm.learn(([user, item], [1.0, 1.0]), rating)
     >>> round(fm.predict(([0, 2], [1.0, 1.0])), 4), fm.theta().shape
     (4.064, (5, 5))
+    >>> round(fm.with_params(eta=0.05).predict(([0, 2], [1.0, 1.0])), 4)   # half of it
+    2.032
     """
 
     def __init__(self, d: int, *, eta: float | None = None, loss: str = "squared"):
@@ -575,6 +634,18 @@ class FTRLFM(_FullMatrixFM):
 
     def _step_size(self) -> float:
         return self.eta
+
+    def _continue_state(self, state: dict, fresh: "FTRLFM", changes: dict) -> dict:
+        """``Theta = -eta * (sum of past gradients)``: a new eta rescales it by new / old
+        (refused, ``ValueError``, if an entry would pass :data:`MAX_THETA_ENTRY`)."""
+        state = super()._continue_state(state, fresh, changes)
+        theta = state["theta"] * (fresh.eta / self.eta)
+        if not _largest_magnitude(theta) <= MAX_THETA_ENTRY:
+            raise ValueError(f"FTRLFM.with_params(eta={fresh.eta:g}): Theta = -eta * (sum of past "
+                             f"gradients) would have an entry past {MAX_THETA_ENTRY:.0e}; choose a "
+                             f"smaller eta")
+        state["theta"] = theta
+        return state
 
 
 @stateful
@@ -586,7 +657,8 @@ class OGDFM(_FullMatrixFM):
     Unconstrained, like :class:`FTRLFM` (the paper's OGD of Lin et al. 2018 also projects
     onto a nuclear-norm ball, an O(d^3) eigen-decomposition per round, not done here).
     Default ``eta``: 0.5 ("squared") and 4.0 ("logistic"), tuned on this repository's
-    streams (the paper gives none).
+    streams (the paper gives none). ``eta`` is hot: ``with_params(eta=...)`` changes the
+    steps ``eta / sqrt(t)`` to come, ``Theta`` stays as it is.
 
     >>> fm = OGDFM(d=2, eta=1.0)
     >>> fm.learn(([0], [1.0]), 2.0), float(fm.theta()[0, 0])  # loss (0-2)^2/2; Theta -= 1 * (-2)
@@ -604,58 +676,18 @@ class OGDFM(_FullMatrixFM):
 
 # -- progressive validation -------------------------------------------------------------------
 
-class Progressive(NamedTuple):
-    """What :func:`progressive` returns: per-round predictions ``z_t`` and losses, and seconds."""
-
-    predictions: np.ndarray
-    losses: np.ndarray
-    seconds: float
-
-
-def progressive(learner: _ConvexFM, X, y) -> Progressive:
-    """Run ``learner`` over the stream ``(X, y)``: predict each row, then learn it.
-
-    ``X``: a dense array (n x d) or any scipy.sparse matrix (n x d; converted to CSR once,
-    never densified); ``y``: n labels. All or nothing: everything is validated before the
-    first round (a bad row or label raises ``ValueError`` naming it), and if a round then
-    diverges (:class:`Diverged`, naming the row: lower eta) the learner is put back as it
-    was before the call (S-FTRL: one snapshot of its O(md) state per call; FTRL and OGD:
-    the entries of ``Theta`` each round overwrote). The rows are fed without
-    re-validation (the fast path of the notebooks and benchmarks). ``seconds`` is the
-    wall time of the learning loop alone.
+def progressive(learner: _ConvexFM, X, y) -> History:
+    """Run ``learner`` over the stream ``(X, y)``: predict each row, then learn it
+    (:meth:`SketchedFTRL.progressive`, the same for :class:`FTRLFM` and :class:`OGDFM`).
 
     >>> import scipy.sparse
     >>> X = scipy.sparse.csr_array(([1.0, 1.0, 1.0, 1.0], [0, 2, 1, 3], [0, 2, 4]), shape=(2, 4))
     >>> run = progressive(FTRLFM(d=4, eta=0.1), X, [4.0, 2.0])
-    >>> run.predictions.round(3).tolist(), run.losses.round(3).tolist()
-    ([0.0, 0.4], [8.0, 1.28])
+    >>> run["t"].tolist(), run["prediction"].round(3).tolist(), run["loss"].round(3).tolist()
+    ([1, 2], [0.0, 0.4], [8.0, 1.28])
+    >>> run["gradient_scale"].round(3).tolist(), bool(run["seconds"][-1] > 0)
+    ([-4.0, -1.6], True)
     """
     if not isinstance(learner, _ConvexFM):
         raise ValueError(f"learner must be SketchedFTRL, FTRLFM or OGDFM, got {type(learner).__name__}")
-    kind, X = as_fm_rows(X, learner.d)
-    n = X.shape[0]
-    labels = check_labels(y, n, learner.loss)
-    predictions, losses = np.empty(n), np.empty(n)
-    learn = learner._learn_augmented
-    if kind == "csr":
-        # a_hat for every row at once: the bias column d appended to each row's entries.
-        X = scipy.sparse.hstack([X, scipy.sparse.csr_array(np.ones((n, 1)))], format="csr")
-        indptr, indices, data = X.indptr.tolist(), X.indices.astype(np.intp), X.data
-    else:
-        X = np.hstack([X, np.ones((n, 1))])
-    t = 0
-    try:
-        # A non-finite number is refused by the round, not warned about.
-        with np.errstate(all="ignore"), learner._transaction():
-            start = time.perf_counter()
-            if kind == "csr":
-                for t in range(n):
-                    lo, hi = indptr[t], indptr[t + 1]
-                    predictions[t], losses[t] = learn(indices[lo:hi], data[lo:hi], labels[t], True)
-            else:
-                for t in range(n):
-                    predictions[t], losses[t] = learn(None, X[t], labels[t], True)
-            seconds = time.perf_counter() - start
-    except _RoundFailed as failure:
-        raise learner._diverged(failure, row=t) from None
-    return Progressive(predictions, losses, seconds)
+    return learner.progressive(X, y)

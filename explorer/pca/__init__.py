@@ -10,7 +10,8 @@ Building blocks (:mod:`.simplex`)
     :func:`cap` (KL projection onto the capped simplex, Algorithm 3),
     :func:`mixture_decomposition` (into at most n corners, Algorithm 2),
     :func:`fixed_share` (mix alpha/n of uniform weight back in).
-Learners, each ``learn(...) -> loss`` with hooks and ``state_dict``
+Learners, each ``learn(x) -> loss``, ``step(x) -> StepRecord`` (the same round, with its
+expected loss), ``with_params(eta=..., alpha=...)``, hooks and ``state_dict``
     :class:`AdaptiveBestSubset` (Algorithm 1), :class:`OnlineAdaptivePCA` (Algorithm 4;
     ``alpha=0`` is static online PCA), :class:`VarianceMinSphere` (Algorithm 5),
     :class:`VarianceMinSimplex` (Algorithm 6).
@@ -30,13 +31,11 @@ Measuring (:mod:`.regret`, :mod:`.theory`)
 >>> expected = {"static": [], "adaptive": []}
 >>> for x in X:
 ...     for name, pca in (("static", static), ("adaptive", adaptive)):
-...         _ = pca.learn(x)
-...         expected[name].append(pca.last_expected_loss)
+...         expected[name].append(pca.step(x).expected_loss)
 >>> {name: round(sum(v), 1) for name, v in expected.items()}
 {'static': 128.3, 'adaptive': 26.4}
 """
 
-from ._base import RandomizedStepEvent
 from .comparators import FollowTheLeaderPCA, best_fixed_projection, compression_losses
 from .experts import AdaptiveBestSubset
 from .online import OnlineAdaptivePCA
@@ -66,5 +65,4 @@ __all__ = [
     "pca_theory_settings",
     "sphere_theory_settings",
     "simplex_theory_settings",
-    "RandomizedStepEvent",
 ]

@@ -1,7 +1,7 @@
-"""Pieces shared by the learners of :mod:`explorer.pca`: the step event with an expected
-loss, seeded randomness that can be saved, the symmetric eigensolver, the density matrix
-kept as eigenvectors plus log-eigenvalues, and the checks every learner of the family
-makes on its settings, its inputs and its state files (issue 13).
+"""Pieces shared by the learners of :mod:`explorer.pca`: the round protocol (``learn``,
+``step`` and ``with_params``), seeded randomness that can be saved, the symmetric
+eigensolver, the density matrix kept as eigenvectors plus log-eigenvalues, and the checks
+every learner of the family makes on its settings, its inputs and its state files (issue 13).
 
 Extreme but finite input (docs/algorithms.md section 5). Every learner of the family
 multiplies weights by :math:`e^{-\\eta\\,\\ell}` for a loss :math:`\\ell` of the round
@@ -24,12 +24,15 @@ with a ``ValueError`` before anything changes:
 
 Tiny input is handled exactly: a row of norm 1e-300 has loss 0 in double precision and
 changes the weights by a factor :math:`e^{-10^{-600}} = 1`.
+
+Divergence: the weights live in logs and the steps are bounded, so the numbers cannot run
+away; what can fail is LAPACK's eigensolver. That failure (or a NaN in its result) raises
+:class:`~explorer.errors.Diverged`, naming the round, with nothing changed.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -37,7 +40,9 @@ import scipy.linalg
 from scipy.linalg.blas import ddot as _ddot
 
 from .._validation import as_matrix, as_row, as_rows, check_float, check_int
-from ..hooks import Observable, StepEvent
+from ..errors import Diverged
+from ..hooks import Observable, StepRecord
+from ..params import Tunable
 from ..state import StateReader, copy_array, generator_json
 
 #: The largest loss a round may have (||x||^2, ||C||_F or max |loss_i|); also the largest
@@ -48,17 +53,6 @@ MAX_STEP = 1e6
 #: The largest dimension n: the learners keep n x n matrices (128 MB at n = 4096) and
 #: diagonalize one per round, or decompose weights in O(n^2 log n).
 MAX_N = 4096
-
-
-@dataclass(frozen=True)
-class RandomizedStepEvent(StepEvent):
-    """A ``"step"`` of a randomized learner: ``loss`` is the loss of the sampled decision,
-    ``expected_loss`` its expectation over the learner's own randomness (the quantity the
-    regret bounds are about). A :class:`~explorer.hooks.StepEvent` with one more field, so
-    :class:`~explorer.hooks.Recorder` hands it back as one more column."""
-
-    kind: ClassVar[str] = "step"
-    expected_loss: float | None = None
 
 
 # -- settings -------------------------------------------------------------------------------
@@ -250,7 +244,7 @@ def eigh(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     LAPACK's divide and conquer (evd: on these matrices, with many equal eigenvalues, faster
     and more accurately orthonormal than evr) first; on its rare failure, the slower but
     sturdier QR algorithm (ev). ``M`` must be finite (callers check); a failure of both, or
-    a non-finite result, is a ``ValueError``.
+    a non-finite result, is :class:`~explorer.errors.Diverged` (a ``ValueError``).
     """
     M = (M + M.T) / 2.0
     try:
@@ -259,10 +253,17 @@ def eigh(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         try:
             values, vectors = scipy.linalg.eigh(M, check_finite=False, driver="ev")
         except (np.linalg.LinAlgError, ValueError) as error:
-            raise ValueError(f"the symmetric eigensolver failed ({error}); nothing was updated") from None
+            raise Diverged(f"the symmetric eigensolver failed ({error}); nothing was updated") from None
     if not (np.isfinite(values).all() and np.isfinite(vectors).all()):
-        raise ValueError("the symmetric eigensolver returned NaN or inf; nothing was updated")
+        raise Diverged("the symmetric eigensolver returned NaN or inf; nothing was updated")
     return values, vectors
+
+
+def diverged_in_round(learner, error: Diverged) -> Diverged:
+    """``error`` re-raised by ``learner``'s round: its message names the learner and the
+    round (``t``), as every learner family's :class:`~explorer.errors.Diverged` does."""
+    t = learner.t + 1
+    return Diverged(f"{type(learner).__name__}, round {t}: {error}", t=t)
 
 
 def log_normalize(log_v: np.ndarray) -> np.ndarray:
@@ -271,17 +272,61 @@ def log_normalize(log_v: np.ndarray) -> np.ndarray:
     return log_v - (top + np.log(np.sum(np.exp(log_v - top))))
 
 
-class RandomizedLogWeights(Observable):
+class RoundLearner(Observable, Tunable):
+    """The round protocol of every learner of the family (docs/architecture.md).
+
+    A subclass writes the algorithm once, as ``_round(x, record) -> (loss, step)``: it
+    computes the whole round, commits it, emits its hook events when a hook listens, and
+    returns the loss and the round's :class:`~explorer.hooks.StepRecord`, built only when
+    ``record`` is true or a hook listens (the hooks receive that very record), else None.
+    On top of it:
+
+    - ``learn(x) -> loss`` (``y`` must be None: the family learns from ``x`` alone),
+    - ``step(x) -> StepRecord``, with ``step(x).loss == learn(x)`` for the same state,
+    - ``with_params(eta=..., alpha=...)`` (:class:`~explorer.params.Tunable`): a new learner
+      continuing from this one's state, the hyper-parameters in ``HOT`` changed. The saved
+      state keeps eta and alpha under their own names, so the default
+      ``_continue_state`` applies.
+
+    ``_INPUT`` names what a round takes, for the refusal of a label.
+    """
+
+    _INPUT: ClassVar[str] = "one row x"
+
+    def learn(self, x, y=None) -> float:
+        """Play this round's decision, pay its loss (returned), then update: ``step(x).loss``
+        without building the record."""
+        if y is not None:
+            raise ValueError(f"{type(self).__name__} learns from {self._INPUT} per round and "
+                             f"takes no label: y must be None")
+        return self._round(x, False)[0]
+
+    def step(self, x) -> StepRecord:
+        """One round, as :meth:`learn`, returning its :class:`~explorer.hooks.StepRecord`
+        (the sampled ``loss``, the ``expected_loss`` of a randomized learner, ``alpha``, ...)."""
+        return self._round(x, True)[1]
+
+    def _round(self, x, record: bool) -> tuple[float, StepRecord | None]:
+        raise NotImplementedError
+
+
+class RandomizedLogWeights(RoundLearner):
     r"""What the randomized learners of the family share (Yuan & Lamperski, Algorithms 1,
     4 and 5): n weights on the capped simplex :math:`B_d^n` kept as logarithms ``ln w``
     (:math:`w_1` uniform), a step size eta > 0, a fixed-share rate alpha in [0, 1], a
     seeded generator for the sampled decision, the round counter t and the last round's
     sampled and expected losses; and their persistence.
 
-    ``eta`` and ``alpha`` may be changed between rounds (the dashboard does); ``n`` and
-    ``k`` may not. :meth:`load_state_dict` therefore loads eta, alpha and the seed with
-    the weights and refuses a state of another n or k.
+    ``eta`` and ``alpha`` may change between rounds, through ``with_params`` (``HOT``; the
+    dashboard's sliders do), ``n`` and ``k`` may not. :meth:`load_state_dict` therefore
+    loads eta, alpha and the seed with the weights and refuses a state of another n or k.
+
+    A learner with ``alpha = 0`` (static: Warmuth & Kuzmin's algorithm) is no other kind of
+    object: ``with_params(alpha=...)`` switches fixed share on from its current weights, and
+    ``with_params(alpha=0.0)`` switches it off.
     """
+
+    HOT = ("eta", "alpha")
 
     def __init__(self, n: int, *, eta: float, alpha: float, seed: int | None, minimum_n: int):
         super().__init__()
@@ -397,10 +442,14 @@ class DensityMatrixLearner(RandomizedLogWeights):
         return (self._vectors * self.eigenvalues) @ self._vectors.T
 
     def _exponentiated_step(self, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Eigenvectors and log-eigenvalues of ``exp(ln W - eta G) / tr``; a ``ValueError``
-        (nothing changed) if the eigensolver fails. ``G`` passed :func:`check_loss`."""
+        """Eigenvectors and log-eigenvalues of ``exp(ln W - eta G) / tr``; if the eigensolver
+        fails, :class:`~explorer.errors.Diverged` naming the round (nothing changed). ``G``
+        passed :func:`check_loss`."""
         M = (self._vectors * self._log_w) @ self._vectors.T - self.eta * G
-        mu, U = eigh(M)
+        try:
+            mu, U = eigh(M)
+        except Diverged as error:
+            raise diverged_in_round(self, error) from None
         return U, log_normalize(mu)
 
     def _spectrum_summary(self, log_w: np.ndarray) -> tuple[float, int]:

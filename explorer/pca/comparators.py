@@ -6,16 +6,18 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_matrix, check_int
-from ..hooks import Observable, StepEvent
+from ..errors import Diverged
+from ..hooks import StepRecord
 from ..state import StateReader, copy_array, stateful
-from ._base import (MAX_LOSS, as_loss_row, as_stream as _as_stream, check_subset, eigh,
-                    orthonormality_error, read_last, read_orthonormal, stored)
+from ._base import (MAX_LOSS, RoundLearner, as_loss_row, as_stream, check_subset,
+                    diverged_in_round, eigh, orthonormality_error, read_last, read_orthonormal,
+                    stored)
 
 __all__ = ["FollowTheLeaderPCA", "best_fixed_projection", "compression_losses"]
 
 
 @stateful
-class FollowTheLeaderPCA(Observable):
+class FollowTheLeaderPCA(RoundLearner):
     r"""Follow the Leader for PCA (Kalai & Vempala 2005; a comparator in Yuan & Lamperski).
 
     Projects onto the top-k eigenvectors of the past covariance
@@ -23,7 +25,10 @@ class FollowTheLeaderPCA(Observable):
     then adds :math:`x_t x_t^T`. Deterministic. It converges to the best projection
     *for the whole past*, so after the data switch subspace it keeps projecting onto the
     old one until the new data outweigh the old: the worst method on the toy stream.
-    O(n^2) memory and one n x n eigendecomposition per round. Hooks: ``"step"``.
+    O(n^2) memory and one n x n eigendecomposition per round. ``step(x)`` returns the
+    round's :class:`~explorer.hooks.StepRecord`, which the ``"step"`` hooks receive. No
+    hyper-parameter may change mid-stream (``HOT`` is empty). A failing eigensolver raises
+    :class:`~explorer.errors.Diverged`, nothing changed.
 
     While :math:`C_{t-1}` has rank below k (at t = 1 it is 0) the top-k eigenvectors are
     not unique; the missing directions are then the first coordinate axes orthogonalized
@@ -57,10 +62,8 @@ class FollowTheLeaderPCA(Observable):
         """The k orthonormal columns projected onto in the next round (n x k)."""
         return self._basis.copy()
 
-    def learn(self, x, y=None) -> float:
-        """Pay ``||x - P_t x||^2`` (returned), then add ``x x^T`` to the covariance."""
-        if y is not None:
-            raise ValueError("FollowTheLeaderPCA is unsupervised: y must be None")
+    def _round(self, x, record: bool) -> tuple[float, StepRecord | None]:
+        """Pay ``||x - P_t x||^2``, then add ``x x^T`` to the covariance."""
         x = as_loss_row(x, self.n, None)
         trace = float(np.trace(self._covariance)) + float(x @ x)
         if not trace <= MAX_LOSS:
@@ -69,12 +72,19 @@ class FollowTheLeaderPCA(Observable):
                              f"data; nothing was updated")
         loss = float(max(x @ x - np.sum((self._basis.T @ x) ** 2), 0.0))
         covariance = self._covariance + np.outer(x, x)
-        self._covariance, self._basis = covariance, _top_subspace(covariance, self.k)
+        try:
+            basis = _top_subspace(covariance, self.k)
+        except Diverged as error:
+            raise diverged_in_round(self, error) from None
+        self._covariance, self._basis = covariance, basis
         self.t += 1
         self.last_loss = loss
+        if not (record or self._hooks):
+            return loss, None
+        step = StepRecord(t=self.t, loss=loss)
         if self._hooks:
-            self._emit(StepEvent(t=self.t, loss=loss))
-        return loss
+            self._emit(step)
+        return loss, step
 
     def state_dict(self) -> dict:
         """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
@@ -139,7 +149,7 @@ def best_fixed_projection(X, k: int) -> tuple[np.ndarray, np.ndarray]:
     >>> np.abs(basis[:, 0]).tolist(), losses.tolist()
     ([1.0, 0.0], [0.0, 0.25])
     """
-    X = _as_stream(X)
+    X = as_stream(X)
     n = X.shape[1]
     k = check_int("k", k, minimum=1)
     if k > n:
@@ -156,7 +166,7 @@ def compression_losses(X, basis) -> np.ndarray:
     >>> compression_losses([[3.0, 4.0]], [[1.0], [0.0]]).tolist()
     [16.0]
     """
-    X = _as_stream(X)
+    X = as_stream(X)
     basis = as_matrix(basis, "basis")
     if basis.shape[0] != X.shape[1]:
         raise ValueError(f"basis must be an n x k matrix with n = {X.shape[1]}, got shape {basis.shape}")

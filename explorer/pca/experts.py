@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_row
+from ..hooks import StepRecord
 from ..state import stateful
-from ._base import RandomizedLogWeights, RandomizedStepEvent, check_loss, check_subset, log_normalize
-from .simplex import _cap_log, _decompose, _draw, _fixed_share_log, emit_capped_mixing
+from ._base import RandomizedLogWeights, check_loss, check_subset, log_normalize
+from .simplex import cap_log, decompose, fixed_share_log, mixing_events, sample_corner
 
 __all__ = ["AdaptiveBestSubset"]
 
@@ -41,6 +42,10 @@ class AdaptiveBestSubset(RandomizedLogWeights):
     :math:`\max_i |\ell_i| > 10^{300}` or :math:`\eta \max_i |\ell_i| > 10^6`
     (:mod:`explorer.pca._base`): then it is refused with nothing changed.
 
+    ``learn(losses)`` returns the sampled loss; ``step(losses)`` plays the same round and
+    returns its :class:`~explorer.hooks.StepRecord` (with ``expected_loss``);
+    ``with_params(eta=..., alpha=...)`` continues with other settings.
+
     >>> learner = AdaptiveBestSubset(4, 2, eta=1.0, alpha=0.01, seed=0)
     >>> loss = learner.learn([1.0, 0.0, 0.0, 1.0])   # experts 0 and 3 did badly
     >>> round(learner.last_expected_loss, 3), learner.weights.round(3).tolist()
@@ -61,31 +66,34 @@ class AdaptiveBestSubset(RandomizedLogWeights):
         """:math:`w_t`, a point of the capped simplex :math:`B_{n-k}^n`."""
         return np.exp(self._log_w)
 
-    def learn(self, losses, y=None) -> float:
-        """Sample n - k experts, pay their summed ``losses`` (returned), then update."""
-        if y is not None:
-            raise ValueError("AdaptiveBestSubset takes one loss vector per round: y must be None")
+    _INPUT = "one loss vector"
+
+    def _round(self, losses, record: bool) -> tuple[float, StepRecord | None]:
+        """Sample n - k experts, pay their summed ``losses``, then update."""
         losses = self._as_losses(losses, self.eta)
         d = self.n - self.k
         t = self.t + 1
         w = np.exp(self._log_w)
-        probs, supports = _decompose(np.minimum(w, 1.0 / d), d)
+        probs, supports = decompose(np.minimum(w, 1.0 / d), d)
         expected = float(d * w @ losses)
         log_v = log_normalize(self._log_w - self.eta * losses)
-        log_w_hat = _fixed_share_log(log_v, self.alpha)
-        log_w_next, n_capped = _cap_log(log_w_hat, d)
-        chosen = _draw(self._rng, probs)
+        log_w_hat = fixed_share_log(log_v, self.alpha)
+        log_w_next, n_capped = cap_log(log_w_hat, d)
+        chosen = sample_corner(self._rng, probs)
         loss = float(losses[supports[chosen]].sum())
         self.last_subset = supports[chosen].copy()
         self._log_w = log_w_next
         self.t = t
         self.last_loss, self.last_expected_loss = loss, expected
+        if not (record or self._hooks):
+            return loss, None
+        step = StepRecord(t=t, loss=loss, alpha=self.alpha, expected_loss=expected)
         if self._hooks:
-            emit_capped_mixing(self, t, probs, supports, d, chosen, log_v, log_w_hat, log_w_next,
-                               n_capped)
-            self._emit(RandomizedStepEvent(t=t, loss=loss, alpha=self.alpha,
-                                           expected_loss=expected))
-        return loss
+            for event in mixing_events(t, self.alpha, probs, supports, self.n, chosen, log_v,
+                                       log_w_hat, log_w_next, n_capped):
+                self._emit(event)
+            self._emit(step)
+        return loss, step
 
     def expected_loss(self, losses) -> float:
         r""":math:`(n-k)\, w_t^T \ell` for the current weights (no update)."""

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..hooks import StepRecord
 from ..state import stateful
-from ._base import (DensityMatrixLearner, RandomizedStepEvent, as_loss_row, check_subset)
-from .simplex import _cap_log, _decompose, _draw, _fixed_share_log, emit_capped_mixing
+from ._base import DensityMatrixLearner, as_loss_row, check_subset
+from .simplex import cap_log, decompose, fixed_share_log, mixing_events, sample_corner
 
 __all__ = ["OnlineAdaptivePCA"]
 
@@ -46,12 +47,16 @@ class OnlineAdaptivePCA(DensityMatrixLearner):
     (its loss and its update round to 0). ``learn`` computes the whole round before it
     stores anything, so a failure anywhere leaves the learner as it was.
 
+    ``step(x)`` plays the same round as ``learn(x)`` and returns its
+    :class:`~explorer.hooks.StepRecord`: the sampled ``loss``, the ``expected_loss``,
+    alpha, the condition number and numerical rank of :math:`W_{t+1}`. ``with_params(eta=...,
+    alpha=...)`` continues the stream with other settings (``alpha = 0`` there too is
+    static online PCA). If the eigensolver fails, :class:`~explorer.errors.Diverged`.
+
     Hooks, in order each round: ``"decompose"`` (corner probabilities, corners, the index
     chosen), ``"fixed_share"`` (v and w_hat), ``"cap"`` (before, after, n_capped) and
-    ``"step"`` (:class:`~explorer.pca.RandomizedStepEvent`: the sampled loss, the
-    ``expected_loss``, alpha, the condition number and numerical rank of
-    :math:`W_{t+1}`). Hooks run after the round is committed, so ``pca.W`` in a hook is
-    :math:`W_{t+1}`.
+    ``"step"`` (the :class:`~explorer.hooks.StepRecord` ``step`` returns). Hooks run after
+    the round is committed, so ``pca.W`` in a hook is :math:`W_{t+1}`.
 
     >>> import numpy as np
     >>> pca = OnlineAdaptivePCA(n=3, k=1, seed=0)
@@ -63,6 +68,9 @@ class OnlineAdaptivePCA(DensityMatrixLearner):
     (0.6667, 0.3107)
     >>> np.round(pca.eigenvalues, 3).tolist()        # e^-1 : 1 : 1, normalized
     [0.155, 0.422, 0.422]
+    >>> record = pca.step(x)
+    >>> record.t, round(record.expected_loss, 4), record.rank
+    (2, 0.3107, 3)
     """
 
     def __init__(self, n: int, k: int, *, eta: float = 1.0, alpha: float = 1e-5,
@@ -76,22 +84,21 @@ class OnlineAdaptivePCA(DensityMatrixLearner):
                 f"t={self.t}")
 
     # -- the round ------------------------------------------------------------------------
-    def learn(self, x, y=None) -> float:
-        """Sample :math:`P_t`, suffer ``||x - P_t x||^2`` (returned), then update ``W``."""
-        if y is not None:
-            raise ValueError("OnlineAdaptivePCA is unsupervised: y must be None")
+    def _round(self, x, record: bool) -> tuple[float, StepRecord | None]:
+        """Sample :math:`P_t`, suffer ``||x - P_t x||^2``, then update ``W`` (everything that
+        can fail runs before anything is stored)."""
         x = as_loss_row(x, self.n, self.eta)
         d = self.n - self.k
         t = self.t + 1
         w = np.exp(self._log_w)
         energy = (self._vectors.T @ x) ** 2                 # ||x||^2 split over the eigenvectors
-        probs, supports = _decompose(np.minimum(w, 1.0 / d), d)
+        probs, supports = decompose(np.minimum(w, 1.0 / d), d)
         expected = float(d * w @ energy)
         U, log_v = self._exponentiated_step(np.outer(x, x))
-        log_w_hat = _fixed_share_log(log_v, self.alpha)
-        log_w_next, n_capped = _cap_log(log_w_hat, d)
+        log_w_hat = fixed_share_log(log_v, self.alpha)
+        log_w_next, n_capped = cap_log(log_w_hat, d)
         # Everything that can fail has run: draw, then commit.
-        chosen = _draw(self._rng, probs)
+        chosen = sample_corner(self._rng, probs)
         loss = float(energy[supports[chosen]].sum())
         kept = np.ones(self.n, dtype=bool)
         kept[supports[chosen]] = False
@@ -99,14 +106,17 @@ class OnlineAdaptivePCA(DensityMatrixLearner):
         self._vectors, self._log_w = U, log_w_next
         self.t = t
         self.last_loss, self.last_expected_loss = loss, expected
+        if not (record or self._hooks):
+            return loss, None
+        condition, rank = self._spectrum_summary(log_w_next)
+        step = StepRecord(t=t, loss=loss, alpha=self.alpha, condition_number=condition, rank=rank,
+                          expected_loss=expected)
         if self._hooks:
-            emit_capped_mixing(self, t, probs, supports, d, chosen, log_v, log_w_hat, log_w_next,
-                               n_capped)
-            condition, rank = self._spectrum_summary(log_w_next)
-            self._emit(RandomizedStepEvent(t=t, loss=loss, alpha=self.alpha,
-                                           condition_number=condition, rank=rank,
-                                           expected_loss=expected))
-        return loss
+            for event in mixing_events(t, self.alpha, probs, supports, self.n, chosen, log_v,
+                                       log_w_hat, log_w_next, n_capped):
+                self._emit(event)
+            self._emit(step)
+        return loss, step
 
     def expected_loss(self, x) -> float:
         """:math:`(n-k)\\operatorname{tr}(W_t x x^T)` for the current ``W`` (no update)."""

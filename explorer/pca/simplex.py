@@ -5,6 +5,11 @@ The capped simplex is :math:`B_d^n = \{w \in R^n : \sum_i w_i = 1,\ 0 \le w_i \l
 a choice of d items out of n. Online adaptive PCA keeps its weights in this set with
 ``d = n - k``: the corner it samples names the n - k directions it *discards*.
 
+The learners of :mod:`explorer.pca` run one round with the unchecked kernels below the
+public functions, on log-weights: :func:`cap_log`, :func:`decompose`, :func:`sample_corner`,
+:func:`fixed_share_log`; they return what happened, and :func:`mixing_events` turns that
+into the round's hook events, which the learner emits (only when a hook listens).
+
 References
 ----------
 - Warmuth & Kuzmin (JMLR 2008), *Randomized online PCA algorithms with regret bounds
@@ -23,7 +28,8 @@ import numpy as np
 from .._validation import as_row, check_float, check_int
 from ..hooks import CapEvent, DecomposeEvent, FixedShareEvent
 
-__all__ = ["cap", "mixture_decomposition", "fixed_share"]
+__all__ = ["cap", "mixture_decomposition", "fixed_share", "cap_log", "decompose", "corners_of",
+           "sample_corner", "fixed_share_log", "mixing_events"]
 
 _EPS = np.finfo(float).eps
 
@@ -58,15 +64,20 @@ def cap(w, d: int) -> np.ndarray:
                          f"(the result lives on the support of w), got {positive} of {w.size}")
     with np.errstate(divide="ignore"):
         log_w = np.log(w)
-    log_q, _ = _cap_log(log_w, d)
+    log_q, _ = cap_log(log_w, d)
     return np.exp(log_q)
 
 
-def _cap_log(log_w: np.ndarray, d: int) -> tuple[np.ndarray, int]:
-    """``cap`` on log-weights (entries may be -inf), with how many entries were set to 1/d.
+def cap_log(log_w: np.ndarray, d: int) -> tuple[np.ndarray, int]:
+    """:func:`cap` on log-weights (entries may be -inf), with how many entries were set to 1/d.
 
     Working with logs keeps eigenvalues as small as e^-6000 exact (static online PCA
-    drives unused directions that low). The caller guarantees >= d finite entries.
+    drives unused directions that low; docs/algorithms.md section 5.1). Unchecked: the
+    caller guarantees a 1-D float array with >= d finite entries.
+
+    >>> log_q, n_capped = cap_log(np.log([0.7, 0.2, 0.1]), 2)
+    >>> np.exp(log_q).round(4).tolist(), n_capped
+    ([0.5, 0.3333, 0.1667], 1)
     """
     order = np.argsort(-log_w, kind="stable")
     s = log_w[order]                                      # descending
@@ -112,12 +123,19 @@ def mixture_decomposition(w, d: int) -> tuple[np.ndarray, np.ndarray]:
     total = float(w.sum())
     if abs(total - 1.0) > 1e-8:
         raise ValueError(f"w must sum to 1 (a point of the capped simplex), got sum {total!r}")
-    probs, supports = _decompose(np.minimum(w, 1.0 / d), d)
-    return probs, _corners(supports, w.size, d)
+    probs, supports = decompose(np.minimum(w, 1.0 / d), d)
+    return probs, corners_of(supports, w.size, d)
 
 
-def _decompose(w: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
-    """Algorithm 2 on a validated ``w``; returns probabilities and supports (m, d) of indices."""
+def decompose(w: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`mixture_decomposition` (Algorithm 2) of an already valid ``w`` (a point of
+    :math:`B_d^n`, unchecked), with each corner given by its support: returns ``probs``
+    (m,) and ``supports`` (m, d), the sorted indices of each corner's d entries 1/d.
+
+    >>> probs, supports = decompose(np.array([0.5, 0.3, 0.2]), 2)
+    >>> probs.round(3).tolist(), supports.tolist()
+    ([0.6, 0.4], [[0, 1], [0, 2]])
+    """
     w = np.array(w, dtype=float)
     n = w.size
     start = float(w.sum())
@@ -142,14 +160,16 @@ def _decompose(w: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
     return probs / probs.sum(), np.asarray(supports, dtype=np.int64).reshape(len(probs), d)
 
 
-def _corners(supports: np.ndarray, n: int, d: int) -> np.ndarray:
+def corners_of(supports: np.ndarray, n: int, d: int) -> np.ndarray:
+    """The corners (m, n) of :math:`B_d^n` whose supports (m, d) :func:`decompose` returned."""
     corners = np.zeros((supports.shape[0], n))
     np.put_along_axis(corners, supports, 1.0 / d, axis=1)
     return corners
 
 
-def _draw(rng: np.random.Generator, probs: np.ndarray) -> int:
-    """Index j with probability probs[j] (one uniform draw from ``rng``)."""
+def sample_corner(rng: np.random.Generator, probs: np.ndarray) -> int:
+    """Index j with probability ``probs[j]`` (one uniform draw from ``rng``): the corner a
+    randomized learner plays (Algorithms 1, 4 and 5)."""
     cumulative = np.cumsum(probs)
     j = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
     return min(j, probs.size - 1)
@@ -175,14 +195,38 @@ def fixed_share(v, alpha: float) -> np.ndarray:
     return alpha / v.size + (1.0 - alpha) * v
 
 
-def _fixed_share_log(log_v: np.ndarray, alpha: float) -> np.ndarray:
-    """``fixed_share`` on log-weights (exact for alpha = 0: tiny weights keep their logs)."""
+def fixed_share_log(log_v: np.ndarray, alpha: float) -> np.ndarray:
+    """:func:`fixed_share` on log-weights (exact for alpha = 0: tiny weights keep their
+    logs; docs/algorithms.md section 5.3). Unchecked: ``log_v`` the logs of a probability
+    vector, alpha in [0, 1].
+
+    >>> np.exp(fixed_share_log(np.log([0.7, 0.2, 0.1]), 0.3)).round(4).tolist()
+    [0.59, 0.24, 0.17]
+    """
     n = log_v.size
     if alpha == 0.0:
         return log_v.copy()
     if alpha == 1.0:
         return np.full(n, -np.log(n))
     return np.logaddexp(np.log(alpha / n), np.log1p(-alpha) + log_v)
+
+
+# -- what a round did, as hook events -------------------------------------------------------
+
+def mixing_events(t: int, alpha: float, probs: np.ndarray, supports: np.ndarray, n: int,
+                  chosen: int, log_v: np.ndarray, log_w_hat: np.ndarray, log_w_next: np.ndarray,
+                  n_capped: int) -> tuple[DecomposeEvent, FixedShareEvent, CapEvent]:
+    """One round's ``"decompose"``, ``"fixed_share"`` and ``"cap"`` events, in that order.
+
+    What the experts and the PCA learners (Yuan & Lamperski, Algorithms 1 and 4) did on the
+    capped simplex :math:`B_d^n` (d = ``supports.shape[1]``): decompose into corners and play
+    corner ``chosen``, mix (``log_v`` -> ``log_w_hat``), cap (-> ``log_w_next``,
+    ``n_capped`` entries at 1/d). The learner emits them; build them only when a hook listens.
+    """
+    d = supports.shape[1]
+    return (DecomposeEvent(t=t, probs=probs, corners=corners_of(supports, n, d), chosen=chosen),
+            FixedShareEvent(t=t, v=np.exp(log_v), w_hat=np.exp(log_w_hat), alpha=alpha),
+            CapEvent(t=t, before=np.exp(log_w_hat), after=np.exp(log_w_next), n_capped=n_capped))
 
 
 # -- validation -----------------------------------------------------------------------------
@@ -201,19 +245,3 @@ def _as_weights(w, name: str) -> np.ndarray:
     if (w < 0).any():
         raise ValueError(f"{name} must have non-negative entries, got min {w.min()!r}")
     return w
-
-
-def emit_capped_mixing(learner, t: int, probs: np.ndarray, supports: np.ndarray, d: int,
-                       chosen: int, log_v: np.ndarray, log_w_hat: np.ndarray,
-                       log_w_next: np.ndarray, n_capped: int) -> None:
-    """Emit one round's "decompose", "fixed_share" and "cap" events, in that order.
-
-    Shared by the experts and the PCA learners (Yuan & Lamperski, Algorithms 1 and 4),
-    whose rounds decompose, mix and cap the same way; call only when hooks listen.
-    """
-    learner._emit(DecomposeEvent(t=t, probs=probs, corners=_corners(supports, learner.n, d),
-                                 chosen=chosen))
-    learner._emit(FixedShareEvent(t=t, v=np.exp(log_v), w_hat=np.exp(log_w_hat),
-                                  alpha=learner.alpha))
-    learner._emit(CapEvent(t=t, before=np.exp(log_w_hat), after=np.exp(log_w_next),
-                           n_capped=n_capped))

@@ -7,12 +7,12 @@ import numpy as np
 import scipy.optimize
 
 from .._validation import check_float
-from ..hooks import DecomposeEvent, FixedShareEvent, Observable, StepEvent
+from ..hooks import DecomposeEvent, FixedShareEvent, StepRecord
 from ..state import StateReader, stateful
-from ._base import (DensityMatrixLearner, RandomizedStepEvent, as_loss_matrix, check_dimension,
+from ._base import (DensityMatrixLearner, RoundLearner, as_loss_matrix, check_dimension,
                     check_learning_rates, eigh, log_normalize, read_last, read_learning_rates,
                     read_log_weights, stored)
-from .simplex import _draw, _fixed_share_log
+from .simplex import fixed_share_log, sample_corner
 
 __all__ = ["VarianceMinSphere", "VarianceMinSimplex", "best_fixed_unit_vector",
            "best_fixed_portfolio"]
@@ -39,8 +39,12 @@ class VarianceMinSphere(DensityMatrixLearner):
     ``learn(C)`` takes an n x n symmetric matrix, or a vector x meaning :math:`x x^T`
     (:func:`~explorer.pca._base.as_loss_matrix`: C need not be PSD; a C with
     :math:`\|C\|_F > 10^{300}` or :math:`\eta\|C\|_F > 10^6` is refused, nothing changed).
-    Hooks: ``"decompose"`` (probabilities sigma, the corners e_j as rows of the
-    identity, the index j played), ``"fixed_share"``, ``"step"`` (with ``expected_loss``).
+    ``step(C)`` plays the same round as ``learn(C)`` and returns its
+    :class:`~explorer.hooks.StepRecord` (with ``expected_loss``); ``with_params(eta=...,
+    alpha=...)`` continues with other settings; a failing eigensolver raises
+    :class:`~explorer.errors.Diverged`, nothing changed. Hooks: ``"decompose"``
+    (probabilities sigma, the corners e_j as rows of the identity, the index j played),
+    ``"fixed_share"``, ``"step"`` (the record ``step`` returns).
 
     >>> import numpy as np
     >>> vm = VarianceMinSphere(2, eta=1.0, alpha=0.0, seed=0)
@@ -57,10 +61,10 @@ class VarianceMinSphere(DensityMatrixLearner):
     def __repr__(self) -> str:
         return f"VarianceMinSphere(n={self.n}, eta={self.eta:g}, alpha={self.alpha:g}) t={self.t}"
 
-    def learn(self, C, y=None) -> float:
-        """Play a random eigenvector y of ``Y``, pay ``y^T C y`` (returned), then update."""
-        if y is not None:
-            raise ValueError("VarianceMinSphere takes one covariance matrix per round: y must be None")
+    _INPUT = "one covariance matrix"
+
+    def _round(self, C, record: bool) -> tuple[float, StepRecord | None]:
+        """Play a random eigenvector y of ``Y``, pay ``y^T C y``, then update."""
         C, x = as_loss_matrix(C, self.n, self.eta)
         t = self.t + 1
         sigma = np.exp(self._log_w)
@@ -70,22 +74,24 @@ class VarianceMinSphere(DensityMatrixLearner):
             variances = np.einsum("ij,ik,kj->j", self._vectors, C, self._vectors)  # d_j^T C d_j
         expected = float(sigma @ variances)
         U, log_v = self._exponentiated_step(C)
-        log_next = _fixed_share_log(log_v, self.alpha)
-        chosen = _draw(self._rng, sigma)
+        log_next = fixed_share_log(log_v, self.alpha)
+        chosen = sample_corner(self._rng, sigma)
         loss = float(variances[chosen])
         self.last_direction = self._vectors[:, chosen].copy()
         self._vectors, self._log_w = U, log_next
         self.t = t
         self.last_loss, self.last_expected_loss = loss, expected
+        if not (record or self._hooks):
+            return loss, None
+        condition, rank = self._spectrum_summary(log_next)
+        step = StepRecord(t=t, loss=loss, alpha=self.alpha, condition_number=condition, rank=rank,
+                          expected_loss=expected)
         if self._hooks:
             self._emit(DecomposeEvent(t=t, probs=sigma, corners=np.eye(self.n), chosen=chosen))
             self._emit(FixedShareEvent(t=t, v=np.exp(log_v), w_hat=np.exp(log_next),
                                        alpha=self.alpha))
-            condition, rank = self._spectrum_summary(log_next)
-            self._emit(RandomizedStepEvent(t=t, loss=loss, alpha=self.alpha,
-                                           condition_number=condition, rank=rank,
-                                           expected_loss=expected))
-        return loss
+            self._emit(step)
+        return loss, step
 
     def expected_loss(self, C) -> float:
         r""":math:`\operatorname{tr}(Y_t C)` for the current ``Y`` (no update)."""
@@ -94,7 +100,7 @@ class VarianceMinSphere(DensityMatrixLearner):
 
 
 @stateful
-class VarianceMinSimplex(Observable):
+class VarianceMinSimplex(RoundLearner):
     r"""Online adaptive variance minimization over the simplex (Yuan & Lamperski, Algorithm 6).
 
     Portfolio risk: hold :math:`y_t` in the probability simplex (:math:`y_1` uniform),
@@ -109,6 +115,8 @@ class VarianceMinSimplex(Observable):
     :math:`\|C\|_F > 10^{300}` or :math:`\eta\|C\|_F > 10^6`: then
     :math:`|\eta (C y)_i| \le \eta \|C\|_F` bounds every exponent). The comparator on an interval is the
     minimum-variance portfolio of :math:`\sum C_t` (:func:`best_fixed_portfolio`).
+    ``step(C)`` returns the round's :class:`~explorer.hooks.StepRecord`;
+    ``with_params(eta=..., alpha=...)`` continues with other settings.
     Hooks: ``"fixed_share"`` and ``"step"``. Theory settings:
     :func:`~explorer.pca.simplex_theory_settings`.
 
@@ -136,25 +144,29 @@ class VarianceMinSimplex(Observable):
         """:math:`y_t`, the current point of the simplex."""
         return np.exp(self._log_y)
 
-    def learn(self, C, y=None) -> float:
-        """Pay ``y_t^T C y_t`` (returned), then update the portfolio."""
-        if y is not None:
-            raise ValueError("VarianceMinSimplex takes one covariance matrix per round: y must be None")
+    HOT = ("eta", "alpha")
+    _INPUT = "one covariance matrix"
+
+    def _round(self, C, record: bool) -> tuple[float, StepRecord | None]:
+        """Pay ``y_t^T C y_t``, then update the portfolio."""
         C, _ = as_loss_matrix(C, self.n, self.eta)
         t = self.t + 1
         portfolio = np.exp(self._log_y)
         gradient = C @ portfolio
         loss = float(portfolio @ gradient)
         log_v = log_normalize(self._log_y - self.eta * gradient)
-        log_next = _fixed_share_log(log_v, self.alpha)
+        log_next = fixed_share_log(log_v, self.alpha)
         self._log_y = log_next
         self.t = t
         self.last_loss = loss
+        if not (record or self._hooks):
+            return loss, None
+        step = StepRecord(t=t, loss=loss, alpha=self.alpha)
         if self._hooks:
             self._emit(FixedShareEvent(t=t, v=np.exp(log_v), w_hat=np.exp(log_next),
                                        alpha=self.alpha))
-            self._emit(StepEvent(t=t, loss=loss, alpha=self.alpha))
-        return loss
+            self._emit(step)
+        return loss, step
 
     def state_dict(self) -> dict:
         """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""

@@ -21,11 +21,12 @@ the absolute loss of ``beta_*`` is 0), or for the squared hinge loss the labels
 ``sign(w_*^T x)`` with 5% flipped (:func:`explorer.streams.linear_classification_labels`).
 Regret is the cumulative loss minus that of ``beta_*`` (``w_*``).
 
-Every round the page stores each learner's loss, the ranks of the two sketches (so the
-cycle is drawn row by row whatever the speed) and a moving average of the wall time per
-round; every step it records the regrets in the history. ``eta`` (shared) and ``delta``
-are hot: ``H_t`` is built from ``G_t`` (or its sketch), which neither changes, so they
-apply mid-stream; ``m``, ``method`` and ``loss`` restart.
+The race itself -- the learners, the targets and their comparator, the ranks, shrinks and
+times read off each round's step record, the regrets -- is
+:class:`explorer.experiments.adagrad.AdaGradRace`; this page is a view over it. Every step
+it records the regrets in the history. ``eta`` (shared) and ``delta`` are hot: ``H_t`` is
+built from ``G_t`` (or its sketch), which neither changes, so they apply mid-stream
+through the learners' ``with_params``; ``m``, ``method`` and ``loss`` restart.
 
 >>> from explorer.dashboard.settings import Settings
 >>> page = AdaGradPage(Settings(dataset="decaying spectrum", n=100, d=20, m=4))
@@ -36,32 +37,21 @@ apply mid-stream; ``m``, ``method`` and ``loss`` restart.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import panel as pn
 import param
 
-from ...adagrad import OGD, AdaGrad, Adam, default_delta
-from ...hooks import Recorder
-from ...losses import get_loss
-from ...streams import linear_classification_labels, linear_regression_targets
+from ...adagrad import BASELINES, LABELS, LEARNERS, METHODS, VARIANTS
+from ...experiments.adagrad import FULL_MAX_D, LOSSES, AdaGradRace
 from ..live import LivePlot, finite, plot_cell
 from ..page import Page
 from . import adagrad_figures as figures
-from .adagrad_figures import BASELINES, LABELS, LEARNERS
 
-__all__ = ["AdaGradPage", "FULL_MAX_D", "RANK_WINDOW", "DELTA_CHOICES", "LOSSES"]
+__all__ = ["AdaGradPage", "RANK_WINDOW", "DELTA_CHOICES"]
 
-FULL_MAX_D = 128
-"""ADA-FULL (O(d^3) per round) runs only up to this d; beyond it the page skips it."""
 RANK_WINDOW = 300
 """The rank plot shows the last this many rows (the cycle stays readable on long streams)."""
 DELTA_CHOICES = (1e-8, 1e-4, 0.001, 0.01, 0.1, 1.0, 10.0, 100.0)
-LOSSES = ("absolute", "squared_hinge")
-SKETCHED = ("fd", "ffd")
-ADAPTIVE = ("full", "diag", "fd", "ffd")
-_TIME_DECAY = 0.97  # moving average of the time per round
 
 TITLES = {"regret": "Regret of the variants on one stream",
           "rank": "Sketch rank over time: the ADA-FFD cycle",
@@ -94,7 +84,7 @@ class AdaGradPage(Page):
     hot = ("eta",)
     restart = ("method", "loss")
 
-    method = param.Selector(default="cmd", objects=["cmd", "pds"], doc=(
+    method = param.Selector(default="cmd", objects=list(METHODS), doc=(
         "Update form: CMD (composite mirror descent, beta -= eta H⁻¹ g) or PDS (dual averaging, "
         "beta = -eta H⁻¹ ḡ). Restarts the stream."))
     delta = param.Number(default=0.0, bounds=(0.0, 1e3), doc=(
@@ -106,81 +96,46 @@ class AdaGradPage(Page):
     baselines = param.Boolean(default=True, doc="Draw OGD and Adam too.")
     log_regret = param.Boolean(default=True, doc="Log scale for the regret (the curves differ by decades).")
 
-    # -- algorithms -----------------------------------------------------------------------
+    # -- the race ---------------------------------------------------------------------------
     def _build(self, X: np.ndarray) -> None:
-        n, d = X.shape
-        seed = self.settings.seed
-        if self.loss == "absolute":
-            self._y, self.comparator = linear_regression_targets(X, seed=seed)
-        else:
-            self._y, self.comparator = linear_classification_labels(X, flip=0.05, seed=seed)
-        comparator_losses = get_loss(self.loss).value(X @ self.comparator, self._y)
-        self._comparator_cumulative = np.concatenate(([0.0], np.cumsum(comparator_losses)))
-        self.names = tuple(key for key in LEARNERS if key != "full" or d <= FULL_MAX_D)
-        self.learners = {key: self._new_learner(key, d) for key in self.names}
-        self.recorders = {key: Recorder(kinds=("shrink",), limit=1) for key in SKETCHED}
-        for key in SKETCHED:
-            self.learners[key].add_hook(self.recorders[key])
-        self._losses = {key: np.full(n, np.nan) for key in self.names}
-        self._ranks = {key: np.zeros(n, dtype=np.int64) for key in SKETCHED}
-        self._seconds = {key: np.nan for key in self.names}
-        self.diverged: dict[str, int] = {}
+        self.experiment = AdaGradRace(X, loss=self.loss, method=self.method, eta=self.settings.eta,
+                                      delta=self._delta(), tau=self.settings.m, seed=self.settings.seed)
 
-    def _new_learner(self, key: str, d: int):
-        eta = self.settings.eta
-        if key == "ogd":
-            return OGD(d, eta=eta, loss=self.loss)
-        if key == "adam":
-            return Adam(d, eta=eta, loss=self.loss)
-        return AdaGrad(d, variant=key, method=self.method, eta=eta, delta=self._delta(key),
-                       tau=self.settings.m, loss=self.loss)
+    def _delta(self) -> float | None:
+        """The page's delta for the four AdaGrad variants: None (0 on the widget) is the paper's."""
+        return float(self.delta) if self.delta else None
 
-    def _delta(self, key: str) -> float:
-        return default_delta(key, self.method) if not self.delta else float(self.delta)
+    @property
+    def learners(self) -> dict:
+        return self.experiment.learners
+
+    @property
+    def comparator(self) -> np.ndarray:
+        return self.experiment.comparator
+
+    @property
+    def diverged(self) -> dict[str, int]:
+        return self.experiment.diverged
 
     def _advance(self, rows: np.ndarray) -> None:
-        start, clock = self.t, time.perf_counter
-        for i, x in enumerate(rows):
-            row, label = start + i, float(self._y[start + i])
-            for key in self.names:
-                if key in self.diverged:
-                    continue
-                learner = self.learners[key]
-                began = clock()
-                try:
-                    self._losses[key][row] = learner.learn(x, label)
-                except ValueError:  # beta overflowed (eta too large): stop this learner, say so
-                    self.diverged[key] = row + 1
-                    self.update_notes()
-                    continue
-                seconds = clock() - began
-                previous = self._seconds[key]
-                self._seconds[key] = seconds if np.isnan(previous) else \
-                    _TIME_DECAY * previous + (1 - _TIME_DECAY) * seconds
-            for key in SKETCHED:
-                self._ranks[key][row] = self.learners[key].rank
+        stopped = len(self.diverged)
+        self.experiment.step(rows.shape[0])
+        if len(self.diverged) != stopped:  # eta too large: say who stopped, and when
+            self.update_notes()
 
     def apply_hot(self, name: str) -> None:
         if name != "eta":
             return super().apply_hot(name)
-        self._apply_eta()
+        self._tune()
         self.update_notes()
         self.record()
 
-    def _apply_eta(self) -> None:
-        for learner in self.learners.values():
-            learner.eta = float(self.settings.eta)
-
-    def _apply_delta(self) -> None:
-        for key in ADAPTIVE:
-            if key in self.learners:
-                learner, delta = self.learners[key], self._delta(key)
-                learner.delta = delta
-                learner.proximal.delta = delta  # what solve() uses; G and the sketch are unchanged
+    def _tune(self) -> None:
+        self.experiment.tune(eta=float(self.settings.eta), delta=self._delta())
 
     @param.depends("delta", watch=True)
     def _delta_changed(self) -> None:
-        self._apply_delta()
+        self._tune()
         self.update_notes()
         self.record()
         self.refresh()
@@ -209,45 +164,20 @@ class AdaGradPage(Page):
                          f"it is stopped there.")
         return notes
 
-    # -- measurements -----------------------------------------------------------------------
     def _measure(self) -> dict[str, float]:
-        t = self.t
-        point = {}
-        for key in LEARNERS:
-            if key in self.names and key not in self.diverged:
-                regret = float(np.sum(self._losses[key][:t]) - self._comparator_cumulative[t])
-                point[f"regret_{key}"] = regret
-                point[f"ms_{key}"] = 1e3 * self._seconds[key]
-            else:
-                point[f"regret_{key}"] = point[f"ms_{key}"] = np.nan
-        for key in SKETCHED:
-            point[f"rank_{key}"] = float(self.learners[key].rank)
-        return point
+        return self.experiment.measure()
 
     def cumulative_loss(self, key: str) -> float:
         """The sum of the losses ``key`` suffered on rows 1..t."""
-        return float(np.sum(self._losses[key][:self.t]))
-
-    def last_shrink(self, key: str = "ffd") -> dict[str, np.ndarray]:
-        """The Recorder's columns for the last shrink of an ADA-FD/FFD learner ({} if none)."""
-        return self.recorders[key].columns("shrink")
+        return self.experiment.cumulative_loss(key)
 
     # -- Back -------------------------------------------------------------------------------
     def _state(self) -> dict:
-        return {"learners": {key: self.learners[key].state_dict() for key in self.names},
-                "shrink": {key: self.recorders[key].events("shrink") for key in SKETCHED},
-                "diverged": dict(self.diverged)}
+        return self.experiment.state_dict()
 
     def _load(self, state: dict) -> None:
-        kinds = {"ogd": OGD, "adam": Adam}
-        for key in self.names:
-            self.learners[key] = kinds.get(key, AdaGrad).from_state_dict(state["learners"][key])
-        for key in SKETCHED:
-            self.recorders[key].replace(state["shrink"][key])
-            self.learners[key].add_hook(self.recorders[key])
-        self.diverged = dict(state["diverged"])
-        self._apply_eta()  # hot: today's eta and delta, not the snapshot's
-        self._apply_delta()
+        self.experiment.load_state_dict(state)
+        self._tune()  # hot: today's eta and delta, not the snapshot's
         self.update_notes()
 
     # -- views --------------------------------------------------------------------------------
@@ -293,46 +223,39 @@ class AdaGradPage(Page):
         self.summary.object = self._summary()
 
     def _update_rank(self) -> None:
-        tau, end = self.settings.m, self.t
+        tau, end, ranks = self.settings.m, self.t, self.experiment.ranks
         begin = max(0, end - RANK_WINDOW)
         x = np.arange(begin + 1, end + 1)
         ends = np.array([begin + 1, max(end, begin + 2)], dtype=float)
         self.plots["rank"].update({
-            "ADA-FFD rank r": {"x": x, "y": self._ranks["ffd"][begin:end]},
-            "ADA-FD rank (rows kept)": {"x": x, "y": self._ranks["fd"][begin:end]},
+            "ADA-FFD rank r": {"x": x, "y": ranks["ffd"][begin:end]},
+            "ADA-FD rank (rows kept)": {"x": x, "y": ranks["fd"][begin:end]},
             "2τ: ADA-FFD shrinks here": {"x": ends, "y": np.full(2, float(2 * tau))},
             "τ − 1: rank after a shrink": {"x": ends, "y": np.full(2, float(tau - 1))}})
 
     def _update_eigen(self) -> None:
-        ffd, fd = self.learners["ffd"].proximal, self.learners["fd"].proximal
-        now, fd_values = ffd.eigenvalues(), fd.eigenvalues()
-        shrink = self.last_shrink("ffd")
-        if shrink:
-            before = shrink["sigma"][0][np.isfinite(shrink["sigma"][0])] ** 2
-            level = [float(shrink["delta"][0])] * 2
-        else:
-            before, level = np.zeros(0), []
+        spectra, shrink = self.experiment.spectra(), self.experiment.last_shrink("ffd")
+        level = [shrink.delta] * 2 if shrink is not None else []
         size = min(self._X.shape[1], 2 * self.settings.m + 2)
         x = np.arange(1, size + 1)
-        traces = {
-            "M before the last shrink": {"x": x[:before.size], "y": _positive(before[:size])},
-            "ADA-FFD: eigenvalues of M now": {"x": x[:now.size], "y": _positive(now[:size])},
+
+        def bars(values):
+            values = values[:size]
+            return {"x": x[:values.size], "y": _positive(values)}
+        self.plots["eigen"].update({
+            "M before the last shrink": bars(spectra["ffd_before"]),
+            "ADA-FFD: eigenvalues of M now": bars(spectra["ffd"]),
             "s = λ_τ (last shrink)": {"x": [0.5, size + 0.5][:len(level)], "y": level},
-            "ADA-FD: eigenvalues of SᵀS": {"x": x[:fd_values.size],
-                                           "y": _positive(fd_values[:size])}}
-        full = self.learners.get("full")
-        exact = full.proximal.eigenvalues()[:size] if full is not None else np.zeros(0)
-        traces["ADA-FULL: eigenvalues of G (exact)"] = {"x": x[:exact.size], "y": _positive(exact)}
-        self.plots["eigen"].update(traces)
+            "ADA-FD: eigenvalues of SᵀS": bars(spectra["fd"]),
+            "ADA-FULL: eigenvalues of G (exact)": bars(spectra["full"])})
 
     def _summary(self) -> str:
         """The latest step's record as one line of text."""
         point, tau = self.history.last(), self.settings.m
-        shrink = self.last_shrink("ffd")
-        last = (f"last ADA-FFD shrink at t = {int(shrink['t'][0])}: s = λ_τ = "
-                f"{shrink['delta'][0]:.4g}, rank {int(shrink['rank_before'][0])} → "
-                f"{int(shrink['rank_after'][0])}" if shrink else "no ADA-FFD shrink yet")
-        regrets = ", ".join(f"{LABELS[key]} {point[f'regret_{key}']:.4g}" for key in ADAPTIVE
+        shrink = self.experiment.last_shrink("ffd")
+        last = (f"last ADA-FFD shrink at t = {shrink.t}: s = λ_τ = {shrink.delta:.4g}, rank "
+                f"{shrink.rank_before} → {shrink.rank_after}" if shrink else "no ADA-FFD shrink yet")
+        regrets = ", ".join(f"{LABELS[key]} {point[f'regret_{key}']:.4g}" for key in VARIANTS
                             if np.isfinite(point[f"regret_{key}"]))
         timing = " vs ".join(f"{LABELS[key]} {point[f'ms_{key}']:.3g} ms" for key in ("ffd", "full")
                              if np.isfinite(point[f"ms_{key}"]))

@@ -1,7 +1,7 @@
 """The four figures of the AdaGrad page, built once with fixed trace names.
 
-The page patches their arrays as the stream advances (:class:`~..live.LivePlot`). Colours
-follow :mod:`explorer.plots` and the sketching page: ADA-FD blue (the FD sketch), ADA-FFD
+The page patches their arrays as the stream advances (:class:`~..live.LivePlot`). Colours,
+height and margins follow :mod:`explorer.plots.style` and the sketching page: ADA-FD blue (the FD sketch), ADA-FFD
 red, ADA-FULL -- the exact (oracle) proximal matrix -- grey, ADA-DIAG green; the
 baselines OGD and Adam are dotted. Bounds and levels are dashed. The titles are written
 above each figure by the page (with a line of explanation), so the figures have none.
@@ -12,22 +12,15 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ...plots import COLORS, line_chart
+from ...adagrad import BASELINES, LABELS, LEARNERS
+from ...plots import COLORS, EXACT_GREY, HEIGHT, MARGIN, line_chart
 
-__all__ = ["LEARNERS", "LABELS", "LEARNER_COLORS", "BASELINES", "regret_figure", "rank_figure",
-           "eigen_figure", "time_figure"]
+__all__ = ["LEARNER_COLORS", "regret_figure", "rank_figure", "eigen_figure", "time_figure"]
 
-LEARNERS = ("full", "diag", "fd", "ffd", "ogd", "adam")
-"""Keys of the learners the page runs, in legend order."""
-LABELS = {"full": "ADA-FULL", "diag": "ADA-DIAG", "fd": "ADA-FD", "ffd": "ADA-FFD",
-          "ogd": "OGD", "adam": "Adam"}
-BASELINES = ("ogd", "adam")
-EXACT_GREY = "#7f7f7f"
 LEARNER_COLORS = {"full": EXACT_GREY, "diag": COLORS[2], "fd": COLORS[0], "ffd": COLORS[1],
                   "ogd": COLORS[3], "adam": COLORS[4]}
+"""The colour of each learner of :data:`explorer.adagrad.LEARNERS`."""
 LIGHT_RED = "#f4a6a6"
-_MARGIN = dict(l=60, r=20, t=60, b=45)
-HEIGHT = 330
 
 
 def _learner_lines(y_title: str, log_y: bool = False) -> go.Figure:
@@ -36,7 +29,7 @@ def _learner_lines(y_title: str, log_y: bool = False) -> go.Figure:
                      x_title="t (rows seen)", y_title=y_title, log_y=log_y, height=HEIGHT)
     for key in BASELINES:
         fig.update_traces(selector=dict(name=LABELS[key]), line_dash="dot")
-    fig.update_layout(margin=_MARGIN, legend=dict(y=1.02, font=dict(size=11)),
+    fig.update_layout(margin=MARGIN, legend=dict(y=1.02, font=dict(size=11)),
                       hovermode="x unified")
     return fig
 
@@ -70,7 +63,7 @@ def rank_figure() -> go.Figure:
     fig.update_traces(selector=dict(name="τ − 1: rank after a shrink"), line_dash="dot",
                       line_width=1.5)
     fig.update_traces(selector=dict(name="2τ: ADA-FFD shrinks here"), line_width=1.5)
-    fig.update_layout(margin=_MARGIN, legend=dict(y=1.02, font=dict(size=11)))
+    fig.update_layout(margin=MARGIN, legend=dict(y=1.02, font=dict(size=11)))
     return fig
 
 
@@ -88,7 +81,7 @@ def eigen_figure() -> go.Figure:
     fig.add_trace(go.Scatter(name="ADA-FULL: eigenvalues of G (exact)", x=[], y=[],
                              mode="lines+markers", line=dict(color=EXACT_GREY, width=1),
                              marker=dict(size=5)))
-    fig.update_layout(template="plotly_white", barmode="overlay", height=HEIGHT, margin=_MARGIN,
+    fig.update_layout(template="plotly_white", barmode="overlay", height=HEIGHT, margin=MARGIN,
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0.0, font_size=11),
                       hovermode="closest")
     fig.update_xaxes(title_text="eigenvalue index i")

@@ -1,28 +1,22 @@
 r"""The factorization-machine page: sketched FTRL (S-FTRL) against full FTRL and OGD.
 
 Luo, Zhang, Zhang, Zhu, Zhang, Pei (KDD 2018), *Sketched follow-the-regularized-leader for
-online factorization machine*; docs/algorithms.md section 6. The convex FM
-``z = a_hat^T Theta a_hat`` gets the rank-one, sign-indefinite gradient ``q a_hat a_hat^T``
-(``q = phi'(z)``) every round. FTRL keeps their sum in a full (d+1) x (d+1) ``Theta``;
-S-FTRL keeps it in Generalized FD, ``Theta = -eta (B+^T B+ - B-^T B-)``: rows with
-``q > 0`` (over-predictions) enter ``B+``, rows with ``q < 0`` enter ``B-``. Three learners
-(:mod:`explorer.fm`) read the same stream; after every step the page records
+online factorization machine*; docs/algorithms.md section 6. This module is the view: the
+race of the three learners (:mod:`explorer.fm`), their divergence, the exact spectra S-FTRL's
+sketch is measured against and the metrics are :class:`explorer.experiments.fm.FactorizationRace`.
+After every step the page records
 
 - the progressive RMSE (ratings: squared loss ``(z - b)^2 / 2``) or the progressive AUC
   (binary labels, logistic loss) of each learner over the rounds so far, predicted
   before learning, with a reference: the running mean rating, or chance (AUC 0.5);
 - S-FTRL's sign balance: the share of rounds, and of gradient mass ``|q| ||a_hat||^2``,
-  that went to ``B+`` and to ``B-``, with ``q`` from its predictions by
-  :func:`gradient_scale` (equal to the ``q`` of its ``FMStepEvent``; a step hook would cost
-  about 10 µs a round and distort the timing);
-- the amortized wall time per round of each learner (the loop of
-  :func:`explorer.fm.progressive`, total over the rounds so far: one round is too short to time).
-
-A :class:`~explorer.hooks.Recorder` keeps S-FTRL's last shrink (which half, when, delta)
-for the one-line summary.
+  that went to ``B+`` and to ``B-``, with each round's ``q`` as S-FTRL computed it;
+- the amortized wall time per round of each learner (its progressive loop, total over
+  the rounds so far: one round is too short to time);
+- S-FTRL's last shrink (which half, when, delta) for the one-line summary.
 
 The spectra of ``B+`` and ``B-`` are drawn beside the exact spectra of the matrices they
-sketch, ``H+^T H+ = sum_{q>0} |q| a_hat a_hat^T`` (and ``H-``), kept by the page while
+sketch, ``H+^T H+ = sum_{q>0} |q| a_hat a_hat^T`` (and ``H-``), kept while
 ``d + 1 <= ORACLE_MAX``; FD guarantees ``lambda_i - Delta <= sigma_i^2(B) <= lambda_i``.
 
 Streams. The ratings tasks use a stream of their own, because an FM on ratings needs
@@ -32,13 +26,8 @@ task uses the shared stream X (data set, n, d, seed), rows scaled to unit norm, 
 :func:`explorer.streams.linear_classification_labels` of X (same seed).
 
 eta is hot: FTRL and S-FTRL play ``-eta * (sum of past gradients)``, so a new eta rescales
-their whole current ``Theta`` (FTRL's stored ``Theta`` is rescaled by new/old); OGD's own
+their whole current ``Theta`` (each learner's ``with_params(eta=...)``); OGD's own
 ``eta_0`` (in ``eta_0 / sqrt(t)``, a page option) is hot too and scales the steps to come.
-
->>> progressive_auc(np.array([0.1, 0.9, 0.4, 0.8]), np.array([-1.0, 1.0, -1.0, 1.0]))
-1.0
->>> gradient_scale(np.array([3.0, 0.0]), np.array([4.0, 1.0]), "squared").tolist()
-[-1.0, -1.0]
 """
 
 from __future__ import annotations
@@ -46,27 +35,18 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 import param
-import scipy.linalg
-import scipy.sparse
-import scipy.special
-import scipy.stats
 
-from ...fm import FTRLFM, OGDFM, SketchedFTRL, movielens_100k, one_hot, progressive, synthetic_ratings
-from ...hooks import Recorder
-from ...streams import linear_classification_labels
+from ...experiments.fm import (DIVERGED, LEARNERS, ORACLE_MAX, FactorizationRace, binary_stream,
+                                make_learners, movielens_stream, synthetic_stream)
+from ...fm import movielens_100k
 from ..live import LivePlot, explanation, finite, plot_cell
 from ..page import Page
 from . import fm_figures as figures
 
-__all__ = ["FactorizationPage", "TASKS", "LEARNERS", "ORACLE_MAX", "progressive_auc", "gradient_scale"]
+__all__ = ["FactorizationPage", "TASKS"]
 
 SYNTHETIC, MOVIELENS, BINARY = "ratings: synthetic", "ratings: MovieLens-100K", "binary: shared stream"
 TASKS = (SYNTHETIC, MOVIELENS, BINARY)
-LEARNERS = ("sftrl", "ftrl", "ogd")
-ORACLE_MAX = 300
-"""The exact spectra of H+ and H- are kept (O(d^2) per round, O(d^3) per redraw) up to this d + 1."""
-DIVERGED = 1e6
-"""A prediction |z| above this counts as diverged (ratings are 1..5; unit-norm rows keep logits small)."""
 OGD_ETAS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 TITLES = {"metric": "Progressive error of the three learners",
@@ -144,127 +124,50 @@ class FactorizationPage(Page):
     def _task_stream(self):
         """``(X, y, notes)`` of the current task."""
         self._real_movielens = False
-        n, seed = self.settings.n, self.settings.seed
         if self.fm_task == BINARY:
             X, notes = self.settings.stream()
-            y, _ = linear_classification_labels(X, seed=seed)
-            norms = np.linalg.norm(X, axis=1, keepdims=True)
-            A = X / np.where(norms > 0, norms, 1.0)
-            notes.append(f"Binary task on the shared stream (d = {X.shape[1]}): labels "
-                         f"y = sign(w*ᵀx), 5% flipped (linear_classification_labels, seed {seed}); "
-                         "each row is scaled to unit norm, since the FM's z is quadratic in the row.")
-            return A, y, notes
+            A, y, note = binary_stream(X, seed=self.settings.seed)
+            return A, y, [*notes, note]
         notes = []
         if self.fm_task == MOVIELENS:
             try:
                 if self._movielens is None:
                     self._movielens = movielens_100k(order="time")
-                data = self._movielens
-                users = np.unique(data.users[:n], return_inverse=True)[1]
-                items = np.unique(data.items[:n], return_inverse=True)[1]
-                n_users, n_items = int(users.max()) + 1, int(items.max()) + 1
-                X = one_hot(users, items, n_users, n_items)
+                X, y, note = movielens_stream(self._movielens, self.settings.n)
                 self._real_movielens = True
-                return X, data.y[:n].copy(), [
-                    f"MovieLens-100K: its first n = {n} ratings in time order, as one-hot rows over "
-                    f"the {n_users} users and {n_items} items they mention (d = {n_users + n_items}). "
-                    "Columns never seen leave Θ unchanged, so the predictions are those of the full "
-                    "d = 2625 model. The seed does not apply."]
+                return X, y, [note]
             except (ModuleNotFoundError, FileNotFoundError) as error:
                 notes.append(f"MovieLens-100K is not available ({error}); streaming the synthetic "
                              "ratings instead.")
-        pairs = self.fm_users * self.fm_items
-        if n > pairs:
-            notes.append(f"{self.fm_users} users × {self.fm_items} items give only {pairs} "
-                         f"(user, item) pairs, each rated once: streaming {pairs} rows (n = {n} asked).")
-            n = pairs
-        data = synthetic_ratings(n, n_users=self.fm_users, n_items=self.fm_items, seed=seed)
-        notes.append(f"Ratings task: this page streams its own seeded MovieLens-shaped ratings "
-                     f"(synthetic_ratings, seed {seed}): one-hot rows [e_user; e_item], "
-                     f"d = {self.fm_users} + {self.fm_items} = {data.X.shape[1]}. The shared "
-                     "data set and d apply to the binary task only.")
-        return data.X, data.y, notes
+        X, y, more = synthetic_stream(self.settings.n, n_users=self.fm_users, n_items=self.fm_items,
+                                      seed=self.settings.seed)
+        return X, y, [*notes, *more]
 
-    # -- algorithms -----------------------------------------------------------------------
+    # -- the race ---------------------------------------------------------------------------
     def _build(self, X) -> None:
-        n, d = X.shape
-        loss = "squared" if self.ratings else "logistic"
-        self.learners = {
-            "sftrl": SketchedFTRL(d, m=self.settings.m, eta=self.settings.eta, loss=loss,
-                                  fast=self.fm_variant == "fast"),
-            "ftrl": FTRLFM(d, eta=self.settings.eta, loss=loss),
-            "ogd": OGDFM(d, eta=self.ogd_eta, loss=loss)}
-        self.recorder = Recorder(kinds=("shrink",), limit=1)  # S-FTRL's last shrink (either half)
-        self.learners["sftrl"].add_hook(self.recorder)
-        self.diverged: dict[str, int | None] = dict.fromkeys(LEARNERS)
-        self.predictions = {key: np.full(n, np.nan) for key in LEARNERS}
-        self.q = np.full(n, np.nan)  # S-FTRL's phi'(z_t), from its step events
-        # wall time of each learner's loop and the rounds it covered (replays after Back too)
-        self._seconds, self._rows_timed = dict.fromkeys(LEARNERS, 0.0), dict.fromkeys(LEARNERS, 0)
-        sparse = scipy.sparse.issparse(X)
-        if sparse:  # a_hat of a one-hot row: (user, n_users + item, d), all ones
-            self._hat_idx = np.column_stack([X.indices.reshape(-1, 2), np.full(n, d)])
-            self._hat_norm2 = np.full(n, 3.0)
-        else:
-            self._hat = np.hstack([X, np.ones((n, 1))])
-            self._hat_norm2 = np.einsum("ij,ij->i", self._hat, self._hat)
-        self.oracle = d + 1 <= ORACLE_MAX
-        self._gram = {part: np.zeros((d + 1, d + 1)) if self.oracle else None for part in "+-"}
-        if self.ratings:  # the reference: predict the mean of the ratings seen so far (0 at first)
-            seen = np.arange(n)
-            self._reference = np.r_[0.0, np.cumsum(self._y)[:-1]] / np.maximum(seen, 1)
-            self._reference[0] = 0.0
+        learners = make_learners(X.shape[1], m=self.settings.m, eta=self.settings.eta, ogd_eta=self.ogd_eta,
+                                 loss="squared" if self.ratings else "logistic",
+                                 fast=self.fm_variant == "fast")
+        self.race = FactorizationRace(learners, X, self._y)
 
     def _advance(self, rows) -> None:
-        t0, t1 = self.t, self.t + rows.shape[0]
-        labels = self._y[t0:t1]
-        for key, learner in self.learners.items():
-            if self.diverged[key] is not None:
-                continue
-            try:
-                run = progressive(learner, rows, labels)
-            except FloatingPointError as error:  # eta too large: the learner says so and stops here
-                self.diverged[key] = getattr(error, "t", learner.t + 1)  # Diverged.t: the round that diverged
-                self.update_notes()
-                continue
-            self.predictions[key][t0:t1] = run.predictions
-            self._seconds[key] += run.seconds
-            self._rows_timed[key] += t1 - t0
-            wild = np.flatnonzero(np.abs(run.predictions) > DIVERGED)
-            if wild.size:  # finite, but no longer a prediction: stop here too
-                self.diverged[key] = t0 + int(wild[0]) + 1
-                self.predictions[key][t0 + wild[0]:t1] = np.nan
-                self.update_notes()
-        z = self.predictions["sftrl"][t0:t1]
-        self.q[t0:t1] = gradient_scale(z, labels, "squared" if self.ratings else "logistic")
-        if self.oracle:
-            self._add_to_gram(t0, t1)
+        stopped = len(self.race.stopped)
+        self.race.step(rows.shape[0])
+        if len(self.race.stopped) != stopped:  # eta too large: the learner says so and stops
+            self.update_notes()
 
-    def _add_to_gram(self, t0: int, t1: int) -> None:
-        """Add ``|q| a_hat a_hat^T`` of rounds t0..t1-1 to the exact H+^T H+ or H-^T H-."""
-        q = self.q[t0:t1]
-        for part, mask in (("+", q > 0), ("-", q < 0)):
-            if not mask.any():
-                continue
-            w = np.abs(q[mask])
-            if scipy.sparse.issparse(self._X):
-                idx = self._hat_idx[t0:t1][mask]
-                rows, cols = np.broadcast_arrays(idx[:, :, None], idx[:, None, :])
-                np.add.at(self._gram[part], (rows, cols), np.broadcast_to(w[:, None, None], rows.shape))
-            else:
-                A = self._hat[t0:t1][mask]
-                self._gram[part] += (A * w[:, None]).T @ A
+    def _tune(self) -> None:
+        """Today's hot values (S-FTRL's and FTRL's eta, OGD's eta_0) for every learner."""
+        self.race.tune(eta=self.settings.eta, ogd_eta=self.ogd_eta)
 
     def apply_hot(self, name: str) -> None:
         if name != "eta":
             return super().apply_hot(name)
-        eta = self.settings.eta
-        self.learners["sftrl"].eta = eta  # Theta = -eta (B+^T B+ - B-^T B-): rescaled at once
-        self.learners["ftrl"] = _with_eta(self.learners["ftrl"], eta)
+        self._tune()
         self.update_notes()
 
     def _ogd_eta_changed(self, event) -> None:
-        self.learners["ogd"].eta = self.ogd_eta  # eta_0 / sqrt(t) from the next round on
+        self._tune()
         self.update_notes()
         if self._views is not None:
             self._update_views()
@@ -276,77 +179,25 @@ class FactorizationPage(Page):
             notes.append(f"m = {m} ≥ d + 2 = {d + 2}: each half of the sketch has room for every "
                          "direction, nothing is shrunk and S-FTRL equals FTRL (their curves "
                          "coincide). Choose a smaller m to see the sketch at work.")
-        if not self.oracle:
+        if not self.race.oracle:
             notes.append(f"d + 1 = {d + 1} > {ORACLE_MAX}: the exact spectra (grey) are not "
                          "computed; the bars are S-FTRL's own.")
-        for key, t in self.diverged.items():
-            if t is not None:
-                eta = self.ogd_eta if key == "ogd" else self.settings.eta
-                notes.append(f"{figures.LEARNER_NAMES[key]} diverged at round {t} with "
-                             f"{'η₀' if key == 'ogd' else 'η'} = {eta:g} (|z| > {DIVERGED:g}) and "
-                             "stopped: choose a smaller one and press Reset.")
+        for key, error in self.race.stopped.items():
+            eta = self.ogd_eta if key == "ogd" else self.settings.eta
+            notes.append(f"{figures.LEARNER_NAMES[key]} diverged at round {error.t} with "
+                         f"{'η₀' if key == 'ogd' else 'η'} = {eta:g} (|z| > {DIVERGED:g}) and "
+                         "stopped: choose a smaller one and press Reset.")
         return notes
 
-    # -- measurements -----------------------------------------------------------------------
     def _measure(self) -> dict[str, float]:
-        t = self.t
-        y = self._y[:t]
-        point = {}
-        for key in LEARNERS:
-            z = self.predictions[key][:t]
-            point[f"metric_{key}"] = _rmse(z, y) if self.ratings else progressive_auc(z, y)
-            point[f"time_{key}"] = (1e6 * self._seconds[key] / self._rows_timed[key]
-                                    if self._rows_timed[key] and self.diverged[key] is None else np.nan)
-        if self.ratings:
-            point["reference"] = _rmse(self._reference[:t], y)
-        else:
-            point["reference"] = 0.5 if t and 0 < np.sum(y > 0) < t else np.nan
-        q = self.q[:t]
-        mass = np.abs(np.nan_to_num(q)) * self._hat_norm2[:t]
-        total = mass.sum()
-        for part, mask in (("plus", q > 0), ("minus", q < 0)):
-            point[f"share_{part}"] = mask.sum() / t if t else np.nan
-            point[f"mass_{part}"] = mass[mask].sum() / total if total > 0 else np.nan
-        sketch = self.learners["sftrl"].sketch
-        point.update(rank_plus=sketch.positive.rank, rank_minus=sketch.negative.rank,
-                     delta_plus=sketch.positive.delta_total, delta_minus=sketch.negative.delta_total)
-        return point
+        return self.race.measure()
 
-    # -- Back -------------------------------------------------------------------------------
     def _state(self) -> dict:
-        """The learners' state_dicts (full Theta stored sparse for one-hot rows) and divergence.
-
-        The per-round arrays (predictions, q) are not copied: the stream is deterministic,
-        so their entries before any snapshot's t stay valid, and later ones are replayed.
-        """
-        states = {}
-        for key, learner in self.learners.items():
-            state = learner.state_dict()
-            if "theta" in state and scipy.sparse.issparse(self._X):
-                state["theta"] = scipy.sparse.csr_array(state["theta"])
-            states[key] = state
-        return {"learners": states, "diverged": dict(self.diverged),
-                "shrink": self.recorder.events("shrink")}
+        return self.race.state_dict()
 
     def _load(self, state: dict) -> None:
-        states = state["learners"]
-        self.learners = {}
-        for key, cls in (("sftrl", SketchedFTRL), ("ftrl", FTRLFM), ("ogd", OGDFM)):
-            s = dict(states[key])
-            if scipy.sparse.issparse(s.get("theta")):
-                s["theta"] = s["theta"].toarray()
-            self.learners[key] = cls.from_state_dict(s)
-        # hot settings: today's values, not the snapshot's
-        self.learners["sftrl"].eta = self.settings.eta
-        self.learners["ftrl"] = _with_eta(self.learners["ftrl"], self.settings.eta)
-        self.learners["ogd"].eta = self.ogd_eta
-        self.recorder.replace(state["shrink"])
-        self.learners["sftrl"].add_hook(self.recorder)
-        self.diverged = dict(state["diverged"])
-        if self.oracle:
-            d = self._X.shape[1]
-            self._gram = {part: np.zeros((d + 1, d + 1)) for part in "+-"}
-            self._add_to_gram(0, self.t)
+        self.race.load_state_dict(state)
+        self._tune()  # hot settings: today's values, not the snapshot's
         self.update_notes()
 
     # -- views --------------------------------------------------------------------------------
@@ -415,27 +266,9 @@ class FactorizationPage(Page):
         self._update_spectra()
         self.summary.object = self._summary()
 
-    def spectra(self) -> dict[str, dict[str, np.ndarray]]:
-        """Per half ("+", "-"): the sketch's sigma_i^2, the exact eigenvalues and the FD lower band."""
-        sketch = self.learners["sftrl"].sketch
-        out = {}
-        for part, fd in (("+", sketch.positive), ("-", sketch.negative)):
-            sigma2 = fd.singular_values() ** 2 if np.isfinite(fd.rows).all() else np.zeros(0)
-            sigma2 = _drop_rounding(sigma2)
-            size = min(fd.d, max(sigma2.size, self.settings.m) + 2)
-            exact = band = np.zeros(0)
-            gram = self._gram[part]
-            if self.oracle and np.isfinite(gram).all():
-                exact = scipy.linalg.eigvalsh(gram, check_finite=False,
-                                              subset_by_index=[fd.d - size, fd.d - 1])[::-1]
-                exact = _drop_rounding(exact)
-                band = np.maximum(exact - fd.delta_total, 0.0)
-            out[part] = {"sketch": sigma2[:size], "exact": exact, "band": band, "size": size}
-        return out
-
     def _update_spectra(self) -> None:
         traces, size = {}, 1
-        for part, values in self.spectra().items():
+        for part, values in self.race.spectra(self.settings.m).items():
             size = max(size, values["size"])
             x = np.arange(1, values["size"] + 1)
             traces[f"{part} sketch"] = {"x": x[:values["sketch"].size], "y": values["sketch"]}
@@ -457,10 +290,10 @@ class FactorizationPage(Page):
                           for key in LEARNERS)
         share = (f"q > 0 on {p['share_plus']:.0%} of rounds" if np.isfinite(p["share_plus"])
                  else "no gradient yet")
-        shrink = self.recorder.columns("shrink")
-        last = (f"last shrink: B{'₊' if shrink['part'][0] == '+' else '₋'} at t = "
-                f"{int(shrink['t'][0])}, δ = {shrink['delta'][0]:.3g}" if shrink else "no shrink yet")
-        sftrl = self.learners["sftrl"]
+        shrink = self.race.last_shrink
+        last = (f"last shrink: B{'₊' if shrink.part == '+' else '₋'} at t = {shrink.t}, "
+                f"δ = {shrink.delta:.3g}" if shrink is not None else "no shrink yet")
+        sftrl = self.race.learners["sftrl"]
         memory = 2 * sftrl.sketch.positive.capacity * (sftrl.d + 1)
         return (f"**Latest:** t = {self.t} · {metric} {values} · {share} · rank B₊ "
                 f"{int(p['rank_plus'])}, B₋ {int(p['rank_minus'])} (m = {self.settings.m}) · {last}, "
@@ -468,51 +301,5 @@ class FactorizationPage(Page):
                 f"{times} · memory {memory:,} floats for the sketch, {(sftrl.d + 1) ** 2:,} for a full Θ")
 
 
-def progressive_auc(z: np.ndarray, y: np.ndarray) -> float:
-    """Area under the ROC curve of scores ``z`` for labels ``y`` in {-1, +1} (ties count half).
-
-    NaN while one class is missing or a score is not finite (a diverged learner).
-    """
-    z, y = np.asarray(z, dtype=float), np.asarray(y, dtype=float)
-    positive = y > 0
-    n_pos = int(positive.sum())
-    n_neg = y.size - n_pos
-    if n_pos == 0 or n_neg == 0 or not np.isfinite(z).all():
-        return np.nan
-    ranks = scipy.stats.rankdata(z)
-    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
-
-
-def gradient_scale(z: np.ndarray, y: np.ndarray, loss: str) -> np.ndarray:
-    """``q = phi'(z)`` of the FM learners: ``z - b`` ("squared", ``(z - b)^2 / 2``) or
-    ``-b / (1 + exp(b z))`` ("logistic", ``log(1 + exp(-b z))``), as in :mod:`explorer.fm.learners`."""
-    z, y = np.asarray(z, dtype=float), np.asarray(y, dtype=float)
-    if loss == "squared":
-        return z - y
-    return -y * scipy.special.expit(-y * z)
-
-
-def _drop_rounding(values: np.ndarray) -> np.ndarray:
-    """Eigenvalues below ``1e-10`` of the largest are rounding: 0 (a log axis leaves them out)."""
-    values = np.asarray(values, dtype=float).copy()
-    if values.size:
-        values[values <= 1e-10 * max(values.max(), 0.0)] = 0.0
-    return values
-
-
 def _number(value: float) -> str:
     return f"{value:.4g}" if np.isfinite(value) else "–"
-
-
-def _rmse(z: np.ndarray, y: np.ndarray) -> float:
-    if z.size == 0 or not np.isfinite(z).all():
-        return np.nan
-    return float(np.sqrt(np.mean((z - y) ** 2)))
-
-
-def _with_eta(ftrl: FTRLFM, eta: float) -> FTRLFM:
-    """FTRL with a new eta: Theta = -eta * (sum of past gradients), so Theta scales by new / old."""
-    state = ftrl.state_dict()
-    state["theta"] = state["theta"] * (eta / state["eta"])
-    state["eta"] = eta
-    return FTRLFM.from_state_dict(state)

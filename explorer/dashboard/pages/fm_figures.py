@@ -13,17 +13,15 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...plots import COLORS, line_chart
+from ...plots import line_chart
+from ...plots.style import COLORS, EXACT_GREY, HEIGHT, MARGIN
 
 __all__ = ["metric_figure", "spectra_figure", "balance_figure", "time_figure",
-           "LEARNER_NAMES", "LEARNER_COLORS", "PART_COLORS", "EXACT_GREY"]
+           "LEARNER_NAMES", "LEARNER_COLORS", "PART_COLORS", "BASELINE"]
 
-EXACT_GREY = "#7f7f7f"
 LEARNER_NAMES = {"sftrl": "S-FTRL (sketch)", "ftrl": "FTRL (full Θ)", "ogd": "OGD (full Θ)"}
 LEARNER_COLORS = {"sftrl": COLORS[1], "ftrl": EXACT_GREY, "ogd": COLORS[2]}
 PART_COLORS = {"+": COLORS[3], "-": COLORS[4]}
-_MARGIN = dict(l=60, r=20, t=70, b=45)
-HEIGHT = 330
 BASELINE = "reference"
 
 
@@ -34,7 +32,7 @@ def metric_figure() -> go.Figure:
                      colors={**names, BASELINE: "black"}, dashed=[BASELINE],
                      x_title="t (rounds)", y_title="progressive RMSE", height=HEIGHT)
     fig.update_traces(selector=dict(name=BASELINE), line_width=1.2)
-    fig.update_layout(margin=_MARGIN, legend=dict(y=1.02, font=dict(size=11)), hovermode="x unified")
+    fig.update_layout(margin=MARGIN, legend=dict(y=1.02, font=dict(size=11)), hovermode="x unified")
     return fig
 
 
@@ -54,7 +52,7 @@ def spectra_figure() -> go.Figure:
                                  mode="lines", legendgroup="band",
                                  line=dict(color=EXACT_GREY, width=1, dash="dot"), **shared),
                       row=1, col=col)
-    fig.update_layout(template="plotly_white", height=HEIGHT, margin=_MARGIN, bargap=0.3,
+    fig.update_layout(template="plotly_white", height=HEIGHT, margin=MARGIN, bargap=0.3,
                       legend=dict(orientation="h", yanchor="bottom", y=1.1, x=0.0, font_size=11),
                       hovermode="closest")
     fig.update_annotations(font_size=13)
@@ -72,7 +70,7 @@ def balance_figure() -> go.Figure:
     fig.for_each_trace(lambda t: t.update(line_dash="dot") if t.name.startswith("mass") else None)
     fig.update_yaxes(range=[0, 1], tickformat=".0%")
     fig.add_hline(y=0.5, line=dict(color="#bbbbbb", width=1))
-    fig.update_layout(margin=_MARGIN, legend=dict(y=1.02, font=dict(size=11)), hovermode="x unified")
+    fig.update_layout(margin=MARGIN, legend=dict(y=1.02, font=dict(size=11)), hovermode="x unified")
     return fig
 
 
@@ -82,5 +80,5 @@ def time_figure() -> go.Figure:
     fig = line_chart([0.0], {name: [np.nan] for name in names}, colors=names,
                      x_title="t (rounds)", y_title="µs per round (amortized)", height=HEIGHT)
     fig.update_yaxes(rangemode="tozero")
-    fig.update_layout(margin=_MARGIN, legend=dict(y=1.02, font=dict(size=11)), hovermode="x unified")
+    fig.update_layout(margin=MARGIN, legend=dict(y=1.02, font=dict(size=11)), hovermode="x unified")
     return fig

@@ -6,27 +6,21 @@ labels ``y_t`` in {-1, +1}: the sketched online Newton step with an RFD sketch
 (:math:`H = \alpha I + B^T B`, :math:`\alpha = \alpha_0 + \Delta/2`), an FD sketch
 (:math:`\alpha_0 I + B^T B`) and a random projection (RP-SON), the exact online Newton
 step FULL-ON (:math:`H = \alpha_0 I + \sum_s (\mu + \eta) g_s g_s^T`, O(d^2) a row) and
-diagonal ADAGRAD (Duchi et al. 2011, the papers' first-order baseline), all through
-:class:`explorer.newton.SketchedOnlineNewton` and :class:`explorer.adagrad.AdaGrad`.
+diagonal ADAGRAD (Duchi et al. 2011, the papers' first-order baseline).
 
-The labels are ``sign(w_*^T x)`` for a random unit ``w_*`` drawn from the seed, each
-flipped with probability ``label_noise`` (:func:`explorer.streams.linear_classification_labels`),
-so a link reproduces them. Every step the page records, per learner: the cumulative loss
-and the regret against ``w*``, the best fixed linear predictor in hindsight (fit once per
-stream on all rows; its predictions clipped to [-C, C] like the learners'); the
-online accuracy (the sign of the prediction made before the label is seen); the
-condition number of ``H`` (``condition_number()``: O(m^3) for the sketches) and alpha.
-The spectrum shows the eigenvalues of the chosen sketched learner's ``H`` beside the
-exact ones of the matrix it sketches, :math:`\alpha_0 I + \sum_s (\mu + \eta_s) g_s g_s^T`
-over its own gradients (kept as a running d x d sum only while d <= ``ORACLE_MAX_D``).
+This module is the view: the race, its comparator ``w*`` (the best fixed linear predictor
+in hindsight), the online accuracy, the condition numbers, alpha and the exact spectra are
+:class:`explorer.experiments.newton.NewtonRace`, which the page steps, measures (one
+history point per step) and snapshots for Back. The labels are ``sign(w_*^T x)`` for a
+random unit ``w_*`` drawn from the seed, each flipped with probability ``label_noise``
+(:func:`explorer.streams.linear_classification_labels`), so a link reproduces them.
 
 Shared settings: the stream, seed, m, alpha0 and eta. eta (the extra curvature weight
-:math:`\mu + \eta`) and alpha0 are hot: a learner continues from its ``state_dict`` with
-the new value (for FULL-ON, :math:`H^{-1}` is re-inverted with the new alpha0 in O(d^3)).
-Page options: ``son_loss`` (the loss), ``slab`` (C), ``learners``, ``fast`` and ``label_noise``
-restart the race;
-``eta_schedule`` and ``adagrad_eta`` are hot; ``loss_view`` and ``spectrum_learner`` only
-change what is drawn.
+:math:`\mu + \eta`) and alpha0 are hot: each learner continues through its
+``with_params`` (for FULL-ON, :math:`H^{-1}` is re-inverted with the new alpha0 in O(d^3)).
+Page options: ``son_loss`` (the loss), ``slab`` (C), ``learners``, ``fast`` and
+``label_noise`` restart the race; ``eta_schedule`` and ``adagrad_eta`` are hot;
+``loss_view`` and ``spectrum_learner`` only change what is drawn.
 """
 
 from __future__ import annotations
@@ -34,27 +28,17 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 import param
-import scipy.linalg
-import scipy.optimize
 
-from ...adagrad import AdaGrad
-from ...hooks import Recorder
-from ...losses import get_loss
-from ...newton import SketchedOnlineNewton
+from ...experiments.newton import KEYS, LEARNERS, ORACLE_MAX_D, SKETCHED, NewtonRace, make_learners
 from ...streams import linear_classification_labels
 from ..live import LivePlot, finite, plot_cell
+from ...plots import METHOD_COLORS
 from ..page import Page
 from . import newton_figures as figures
-from .newton_figures import ALPHA0_LINE, LEARNERS, MAJORITY, STAR
+from .newton_figures import ALPHA0_LINE, MAJORITY, STAR
 
-__all__ = ["KEYS", "LEARNERS", "SKETCHED", "NewtonPage", "best_fixed_predictor"]
+__all__ = ["NewtonPage"]
 
-SKETCH_OF = {"RFD-SON": "rfd", "FD-SON": "fd", "RP-SON": "rp", "FULL-ON": "full"}
-SKETCHED = ("RFD-SON", "FD-SON", "RP-SON")
-KEYS = {"RFD-SON": "rfd", "FD-SON": "fd", "RP-SON": "rp", "FULL-ON": "full", "ADAGRAD": "adagrad"}
-"""The short name of each learner in the history columns (``regret_rfd``, ``kappa_full``...)."""
-ORACLE_MAX_D = 100
-"""Above this d the exact spectrum (a d x d running sum per sketched learner) is not kept."""
 HOT = ("eta_schedule", "adagrad_eta")
 TITLES = {"loss": "Regret against the best fixed predictor", "accuracy": "Online accuracy",
           "condition": "Condition number of each preconditioner H",
@@ -113,94 +97,41 @@ class NewtonPage(Page):
         super().__init__(settings, **params)
         self.param.watch(self._hot_option, list(HOT))
 
-    # -- algorithms -----------------------------------------------------------------------
+    # -- algorithms: explorer.experiments.newton ------------------------------------------------
     def _build(self, X: np.ndarray) -> None:
-        d = X.shape[1]
-        self.y, _ = linear_classification_labels(X, flip=self.label_noise, seed=self.settings.seed)
-        self._loss = get_loss(self.son_loss)
-        w_star = best_fixed_predictor(X, self.y, self.son_loss)
-        z_star = np.clip(X @ w_star, -self.slab, self.slab)
-        self._star_loss = np.cumsum(self._loss.value(z_star, self.y))
-        self._star_correct = np.cumsum(z_star * self.y > 0)
-        self._majority = np.maximum(np.cumsum(self.y > 0), np.cumsum(self.y < 0))
-        self.active = [name for name in LEARNERS if name in self.learners
-                       and not (name == "FULL-ON" and self.settings.alpha0 == 0)]
-        self.models = {name: self._make(name, d) for name in self.active}
-        self.recorders = {name: Recorder(kinds=("shrink",), limit=1) for name in self.active
-                          if name in ("RFD-SON", "FD-SON")}
-        for name, recorder in self.recorders.items():
-            self.models[name].add_hook(recorder)
-        self.cum_loss = {name: 0.0 for name in self.active}
-        self.correct = {name: 0 for name in self.active}
-        self.diverged: dict[str, int] = {}
-        self.grams = {name: np.zeros((d, d)) for name in self.active
-                      if name in SKETCHED and d <= ORACLE_MAX_D}
-
-    def _make(self, name: str, d: int):
         s = self.settings
-        if name == "ADAGRAD":
-            return AdaGrad(d, variant="diag", method="cmd", eta=self.adagrad_eta, loss=self.son_loss)
-        return SketchedOnlineNewton(d, sketch=SKETCH_OF[name], m=s.m, alpha0=s.alpha0, eta=s.eta,
-                                    C=self.slab, fast=self.fast, loss=self.son_loss,
-                                    eta_schedule=self.eta_schedule, seed=s.seed)
+        y, _ = linear_classification_labels(X, flip=self.label_noise, seed=s.seed)
+        learners = make_learners(self.learners, X.shape[1], m=s.m, alpha0=s.alpha0, eta=s.eta,
+                                 C=self.slab, fast=self.fast, loss=self.son_loss,
+                                 eta_schedule=self.eta_schedule, seed=s.seed,
+                                 adagrad_eta=self.adagrad_eta)
+        self.race = NewtonRace(learners, X, y, loss=self.son_loss, C=self.slab)
 
     def _advance(self, rows: np.ndarray) -> None:
-        start, diverged = self.t, False
-        for i, x in enumerate(rows):
-            y = self.y[start + i]
-            for name, model in self.models.items():
-                if name in self.diverged:
-                    continue
-                prediction = model.predict(x)
-                gram = self.grams.get(name)
-                if gram is not None:  # the row the sketch receives: sqrt(mu + eta_t) g_t
-                    slope = float(self._loss.derivative(prediction, y))
-                    if slope != 0.0:
-                        eta_t = model.eta / (model.t + 1) if model.eta_schedule == "inverse_t" else model.eta
-                        gram += ((model.mu + eta_t) * slope ** 2) * np.outer(x, x)
-                try:
-                    loss = model.learn(x, y)
-                except ValueError:  # ADAGRAD with too large a step overflows: it leaves the race
-                    loss = np.inf
-                if not np.isfinite(loss):
-                    self.diverged[name], diverged = start + i + 1, True
-                    continue
-                self.cum_loss[name] += loss
-                self.correct[name] += prediction * y > 0
-        if diverged:
+        diverged = len(self.race.diverged)
+        self.race.step(len(rows))
+        if len(self.race.diverged) != diverged:
             self.update_notes()
 
+    def _tune(self) -> None:
+        """Today's hot values for every learner (those that already have them are kept)."""
+        s = self.settings
+        self.race.tune(eta=s.eta, alpha0=s.alpha0, eta_schedule=self.eta_schedule,
+                       adagrad_eta=self.adagrad_eta)
+
     def _hot_option(self, *events) -> None:
-        for model in self.models.values():
-            if isinstance(model, AdaGrad):
-                model.eta = self.adagrad_eta
-            else:
-                model.eta_schedule = self.eta_schedule
+        self._tune()
         self.update_notes()
 
     def apply_hot(self, name: str) -> None:
-        s = self.settings
-        if name == "eta":
-            for model in self._newton_models():
-                model.eta = s.eta
-        elif name == "alpha0":
-            if "FULL-ON" in self.learners and ("FULL-ON" in self.active) != (s.alpha0 > 0):
-                return self.reset()  # FULL-ON joins or leaves the race (it needs alpha0 > 0)
-            for model_name in list(self.models):
-                if model_name != "ADAGRAD":
-                    self.models[model_name] = _with_alpha0(self.models[model_name], s.alpha0)
-                    self._hook(model_name)
-        else:
+        if name not in ("eta", "alpha0"):
             return super().apply_hot(name)
+        if name == "alpha0" and "FULL-ON" in self.learners and (
+                ("FULL-ON" in self.race.learners) != (self.settings.alpha0 > 0)):
+            return self.reset()  # FULL-ON joins or leaves the race (it needs alpha0 > 0)
+        self._tune()
         self.update_notes()
         self.record()
-
-    def _newton_models(self):
-        return [model for name, model in self.models.items() if name != "ADAGRAD"]
-
-    def _hook(self, name: str) -> None:
-        if name in self.recorders:
-            self.models[name].add_hook(self.recorders[name])
 
     def _notes(self) -> list[str]:
         s, d = self.settings, self._X.shape[1]
@@ -209,12 +140,12 @@ class NewtonPage(Page):
                   f"clip(wᵀx, −{self.slab:g}, {self.slab:g}); "
                   f"ADAGRAD uses its own step size η = {self.adagrad_eta:g} (the shared η is "
                   f"SON's curvature weight μ + η).")]
-        if self.son_loss == "logistic" and "ADAGRAD" in self.active:
+        if self.son_loss == "logistic" and "ADAGRAD" in self.race.learners:
             notes.append(f"Logistic loss: the SON learners stay in the slab |wᵀx| ≤ {self.slab:g} "
                          f"(loss ≥ log(1 + e^−{self.slab:g}) ≈ {np.log1p(np.exp(-self.slab)):.2g} "
                          f"a row), as w* does here; ADAGRAD is not confined, so its regret can go "
                          f"below 0.")
-        if not self.active:
+        if not self.race.learners:
             notes.append("No learner is selected: tick at least one above the plots.")
         if s.m >= d:
             notes.append(f"m = {s.m} ≥ d = {d}: the sketches keep every direction, so FD-SON "
@@ -226,68 +157,21 @@ class NewtonPage(Page):
                             if "FULL-ON" in self.learners else "."))
         if d > ORACLE_MAX_D:
             notes.append(f"d = {d} > {ORACLE_MAX_D}: the exact spectrum (grey) is not computed.")
-        for name, t in self.diverged.items():
+        for name, t in self.race.diverged.items():
             notes.append(f"{name} overflowed at t = {t} and left the race"
                          + (": lower its η." if name == "ADAGRAD" else "."))
         return notes
 
-    # -- measurements -----------------------------------------------------------------------
     def _measure(self) -> dict[str, float]:
-        t = self.t
-        star = float(self._star_loss[t - 1]) if t else 0.0
-        point = {"loss_star": star,
-                 "accuracy_star": self._star_correct[t - 1] / t if t else np.nan,
-                 "accuracy_majority": self._majority[t - 1] / t if t else np.nan}
-        for name in LEARNERS:
-            key, model = KEYS[name], self.models.get(name)
-            alive = model is not None and name not in self.diverged
-            total = self.cum_loss[name] if alive else np.nan
-            point[f"loss_{key}"] = total
-            point[f"regret_{key}"] = total - star
-            point[f"accuracy_{key}"] = self.correct[name] / t if alive and t else np.nan
-            point[f"kappa_{key}"] = model.condition_number() if alive else np.nan
-            point[f"alpha_{key}"] = model.alpha if alive and name != "ADAGRAD" else np.nan
-        return point
-
-    def last_shrink(self, name: str) -> dict[str, np.ndarray]:
-        """The Recorder's columns for the last shrink of RFD-SON or FD-SON ({} if none)."""
-        recorder = self.recorders.get(name)
-        return recorder.columns("shrink") if recorder is not None else {}
-
-    def spectrum(self, name: str) -> tuple[np.ndarray, np.ndarray | None, float]:
-        """Eigenvalues of ``H`` along the sketch (descending), the exact ones (or None), and alpha."""
-        model = self.models[name]
-        sigma = scipy.linalg.svdvals(model.sketch.rows, check_finite=False) if model.t else np.zeros(0)
-        exact = None
-        if name in self.grams:
-            exact = scipy.linalg.eigvalsh(self.grams[name], check_finite=False)[::-1]
-            exact = np.maximum(exact, 0.0) + self.settings.alpha0
-        return sigma ** 2 + model.alpha, exact, model.alpha
+        return self.race.measure()
 
     # -- Back -------------------------------------------------------------------------------
     def _state(self) -> dict:
-        return {"models": {name: model.state_dict() for name, model in self.models.items()},
-                "cum_loss": dict(self.cum_loss), "correct": dict(self.correct),
-                "diverged": dict(self.diverged),
-                "grams": {name: gram.copy() for name, gram in self.grams.items()},
-                "shrink": {name: r.events("shrink") for name, r in self.recorders.items()}}
+        return self.race.state_dict()
 
     def _load(self, state: dict) -> None:
-        s = self.settings
-        for name, model_state in state["models"].items():
-            if name == "ADAGRAD":
-                model = AdaGrad.from_state_dict(model_state)
-                model.eta = self.adagrad_eta  # hot values are today's, not the snapshot's
-            else:
-                model = _with_alpha0(SketchedOnlineNewton.from_state_dict(model_state), s.alpha0)
-                model.eta, model.eta_schedule = s.eta, self.eta_schedule
-            self.models[name] = model
-        for name, recorder in self.recorders.items():
-            recorder.replace(state["shrink"][name])
-            self._hook(name)
-        self.cum_loss, self.correct = dict(state["cum_loss"]), dict(state["correct"])
-        self.diverged = dict(state["diverged"])
-        self.grams = {name: gram.copy() for name, gram in state["grams"].items()}
+        self.race.load_state_dict(state)
+        self._tune()  # hot values are today's, not the snapshot's
         self.update_notes()
 
     # -- views --------------------------------------------------------------------------------
@@ -332,8 +216,9 @@ class NewtonPage(Page):
         average = self.loss_view == "average loss"
         scale = np.where(t > 0, t, np.nan)
         lines = {"loss": {}, "accuracy": {}, "condition": {}}
+        racing = self.race.learners
         for name in LEARNERS:
-            key, shown = KEYS[name], name in self.models
+            key, shown = KEYS[name], name in racing
             y_loss = h[f"loss_{key}"] / scale if average else h[f"regret_{key}"]
             for plot, y in (("loss", y_loss), ("accuracy", h[f"accuracy_{key}"]),
                             ("condition", finite(h[f"kappa_{key}"]))):
@@ -347,23 +232,24 @@ class NewtonPage(Page):
         self.plots["accuracy"].update(lines["accuracy"])
         self.plots["condition"].update(lines["condition"])
         self.plots["alpha"].update({
-            "RFD-SON": {"x": t, "y": positive_or_nan(h["alpha_rfd"]), "visible": "RFD-SON" in self.models},
+            "RFD-SON": {"x": t, "y": positive_or_nan(h["alpha_rfd"]), "visible": "RFD-SON" in racing},
             ALPHA0_LINE: {"x": t, "y": positive_or_nan(np.full(t.size, self.settings.alpha0))}})
         self._update_spectrum()
         self.summary.object = self._summary()
 
     def _update_spectrum(self) -> None:
-        name = self.spectrum_learner if self.spectrum_learner in self.models else next(
-            (n for n in SKETCHED if n in self.models), None)
+        racing = self.race.learners
+        name = self.spectrum_learner if self.spectrum_learner in racing else next(
+            (n for n in SKETCHED if n in racing), None)
         if name is None:
             self.plots["spectrum"].update({key: {"x": [], "y": []} for key in ("sketch", "exact", "alpha")})
             return
-        sketch, exact, alpha = self.spectrum(name)
+        sketch, exact, alpha = self.race.spectrum(name)
         size = min(self._X.shape[1], self.settings.m + 6)
         x = np.arange(1, size + 1)
         bars = np.full(size, alpha)
         bars[:min(size, sketch.size)] = sketch[:size]
-        color = figures.METHOD_COLORS[name]
+        color = METHOD_COLORS[name]
         self.plots["spectrum"].update({
             "sketch": {"x": x, "y": positive_or_nan(bars), "name": f"{name}: σᵢ²(B) + α",
                        "marker": {"color": color}},
@@ -373,27 +259,27 @@ class NewtonPage(Page):
 
     def _summary(self) -> str:
         """The latest step's record as one line of text."""
-        point, t = self.history.last(), self.t
-        if not self.models:
+        point, t, racing, diverged = self.history.last(), self.t, self.race.learners, self.race.diverged
+        if not racing:
             return "**Latest:** no learner selected."
         if t == 0:
-            return (f"**Latest:** t = 0, {len(self.models)} learners ready · "
-                    f"w* has average loss {self._star_loss[-1] / self.n_rows:.3g} on the whole stream")
+            return (f"**Latest:** t = 0, {len(racing)} learners ready · w* has average loss "
+                    f"{self.race.hindsight.loss[-1] / self.n_rows:.3g} on the whole stream")
         parts = []
-        for name in self.models:
+        for name in racing:
             key = KEYS[name]
-            if name in self.diverged:
+            if name in diverged:
                 parts.append(f"{name} overflowed")
                 continue
             parts.append(f"{name} {point[f'loss_{key}'] / t:.3g} ({100 * point[f'accuracy_{key}']:.0f}%)")
-        alive = {n: point[f"loss_{KEYS[n]}"] for n in self.models if n not in self.diverged}
+        alive = {n: point[f"loss_{KEYS[n]}"] for n in racing if n not in diverged}
         best = f" · leader: **{min(alive, key=alive.get)}**" if alive else ""
         shrink = ""
-        if "RFD-SON" in self.models:
-            last = self.last_shrink("RFD-SON")
-            shrink = (f" · RFD-SON α = {self.models['RFD-SON'].alpha:.3g}"
-                      + (f" (last shrink at t = {int(last['t'][0])}, δ = {last['delta'][0]:.3g})"
-                         if last else " (no shrink yet)"))
+        if "RFD-SON" in racing:
+            last = self.race.last_shrink("RFD-SON")
+            shrink = (f" · RFD-SON α = {racing['RFD-SON'].alpha:.3g}"
+                      + (f" (last shrink at t = {last[0]}, δ = {last[1]:.3g})" if last
+                         else " (no shrink yet)"))
         return "**Latest:** average loss (accuracy): " + ", ".join(parts) + best + shrink
 
 
@@ -402,31 +288,3 @@ def positive_or_nan(values) -> np.ndarray:
     values = finite(values)
     return np.where(values > 0, values, np.nan)
 
-
-def best_fixed_predictor(X: np.ndarray, y: np.ndarray, loss: str, ridge: float = 1e-6) -> np.ndarray:
-    """``argmin_w sum_t l(w^T x_t, y_t) + ridge * n ||w||^2`` over the whole stream (hindsight).
-
-    Squared loss: least squares; logistic: L-BFGS (O(nd) per iteration). The small ridge
-    keeps ``w`` finite on separable or rank-deficient streams.
-
-    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
-    >>> np.round(best_fixed_predictor(X, X @ np.array([0.5, -0.5]), "squared"), 4).tolist()
-    [0.5, -0.5]
-    """
-    n, d = X.shape
-    lam = ridge * n
-    if loss == "squared":
-        return np.linalg.solve(X.T @ X + lam * np.eye(d), X.T @ y)
-    f = get_loss(loss)
-
-    def objective(w):
-        z = X @ w
-        return float(f.value(z, y).sum() + lam * w @ w), X.T @ f.derivative(z, y) + 2 * lam * w
-    result = scipy.optimize.minimize(objective, np.zeros(d), jac=True, method="L-BFGS-B",
-                                     options={"maxiter": 200})
-    return result.x
-
-
-def _with_alpha0(model: SketchedOnlineNewton, alpha0: float) -> SketchedOnlineNewton:
-    """The learner itself if alpha0 is unchanged, else its continuation with the new one."""
-    return model if alpha0 == model.alpha0 else model.with_alpha0(alpha0)

@@ -1,10 +1,12 @@
 """The five figures of the sketched online Newton page, built once with fixed trace names.
 
 The page patches their arrays as the stream advances (:class:`~..live.LivePlot`). Every
-learner keeps its colour of :data:`explorer.plots_newton.METHOD_COLORS` (RFD-SON red,
-FD-SON blue, RP-SON green, FULL-ON black, ADAGRAD grey); the comparator ``w*`` and the
-exact (oracle) spectrum are drawn in light grey, dashed. The titles are written above
-each figure by the page (with a line of explanation), so the figures have none.
+learner keeps its colour of :data:`explorer.plots.METHOD_COLORS` (RFD-SON red, FD-SON
+blue, RP-SON green, FULL-ON black, ADAGRAD grey); the comparator ``w*`` is drawn in
+:data:`~explorer.plots.style.COMPARATOR_GREY`, dashed, and the exact (oracle) spectrum in
+:data:`~explorer.plots.style.EXACT_GREY`. Heights and margins are
+:mod:`explorer.plots.style`'s. The titles are written above each figure by the page (with
+a line of explanation), so the figures have none.
 """
 
 from __future__ import annotations
@@ -12,20 +14,16 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from ...experiments.newton import LEARNERS
 from ...plots import line_chart
-from ...plots_newton import METHOD_COLORS
+from ...plots.style import COMPARATOR_GREY, EXACT_GREY, HEIGHT, MARGIN, METHOD_COLORS
 
-__all__ = ["ALPHA0_LINE", "HEIGHT", "LEARNERS", "MAJORITY", "STAR", "accuracy_figure",
-           "alpha_figure", "condition_figure", "loss_figure", "spectrum_figure"]
+__all__ = ["ALPHA0_LINE", "MAJORITY", "STAR", "accuracy_figure", "alpha_figure", "condition_figure",
+           "loss_figure", "spectrum_figure"]
 
-LEARNERS = ("RFD-SON", "FD-SON", "RP-SON", "FULL-ON", "ADAGRAD")
-"""The learners that race, in legend order."""
 STAR = "w* (best fixed, hindsight)"
 MAJORITY = "majority class"
 ALPHA0_LINE = "α₀ (FD-SON, RP-SON, FULL-ON)"
-COMPARATOR_GREY = "#b0b0b0"
-HEIGHT = 330
-_MARGIN = dict(l=60, r=20, t=70, b=45)
 _COLORS = {name: METHOD_COLORS[name] for name in LEARNERS}
 
 
@@ -33,7 +31,7 @@ def _lines(names: dict[str, str], *, y_title: str, dashed=(), dotted=(), log_y=F
     fig = line_chart([0.0], {name: [np.nan] for name in names}, colors=names, dashed=list(dashed),
                      x_title="t (rows seen)", y_title=y_title, log_y=log_y, height=HEIGHT)
     fig.for_each_trace(lambda t: t.update(line_dash="dot") if t.name in dotted else None)
-    fig.update_layout(margin=_MARGIN, legend=dict(y=1.02, font=dict(size=11)), hovermode="x unified")
+    fig.update_layout(margin=MARGIN, legend=dict(y=1.02, font=dict(size=11)), hovermode="x unified")
     return fig
 
 
@@ -70,11 +68,11 @@ def spectrum_figure() -> go.Figure:
     fig.add_trace(go.Bar(name="sketch: σᵢ²(B) + α", uid="sketch", x=[], y=[],
                          marker_color=_COLORS["RFD-SON"], opacity=0.85))
     fig.add_trace(go.Scatter(name="exact: λᵢ(Σ (μ+η) g gᵀ) + α₀", uid="exact", x=[], y=[],
-                             mode="lines+markers", line=dict(color="#7f7f7f", width=1.5),
+                             mode="lines+markers", line=dict(color=EXACT_GREY, width=1.5),
                              marker=dict(size=5)))
     fig.add_trace(go.Scatter(name="α (every direction outside B)", uid="alpha", x=[], y=[],
                              mode="lines", line=dict(color="black", dash="dash", width=1.5)))
-    fig.update_layout(template="plotly_white", height=HEIGHT, margin=_MARGIN, hovermode="closest",
+    fig.update_layout(template="plotly_white", height=HEIGHT, margin=MARGIN, hovermode="closest",
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0.0, font_size=11),
                       bargap=0.25)
     fig.update_xaxes(title_text="direction i")

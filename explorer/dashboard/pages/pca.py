@@ -2,40 +2,31 @@ r"""The online adaptive PCA page: fixed share against static online PCA, FTL and
 
 Yuan & Lamperski, *Online adaptive PCA and its extensions* (ICML 2019), Algorithm 4 and
 Fig. 1; docs/algorithms.md section 5. Four methods read the same stream and, each round,
-project :math:`x_t` onto a rank-k subspace, paying :math:`\|x_t - P_t x_t\|^2`:
+project :math:`x_t` onto a rank-k subspace, paying :math:`\|x_t - P_t x_t\|^2`: adaptive
+PCA (fixed share alpha > 0), static online PCA (alpha = 0), Follow the Leader and the best
+fixed projection in hindsight (the oracle, in grey). The randomized two are drawn with
+their *expected* loss, adaptive PCA's sampled loss dotted beside it.
 
-- **adaptive PCA** (:class:`~explorer.pca.OnlineAdaptivePCA`, fixed share alpha > 0): a
-  density matrix :math:`W_t` over the directions to *discard*, updated by a matrix
-  exponentiated-gradient step, fixed share :math:`\hat w = \alpha/n + (1-\alpha)v` and
-  capping at :math:`1/(n-k)`;
-- **static online PCA** (the same class with alpha = 0; Warmuth & Kuzmin 2008);
-- **Follow the Leader** (:class:`~explorer.pca.FollowTheLeaderPCA`: top-k of the past);
-- **best fixed projection** in hindsight (:func:`~explorer.pca.best_fixed_projection`
-  on the whole stream, so it knows the future: the oracle, in grey).
-
-The randomized two are drawn with their *expected* loss :math:`(n-k)\operatorname{tr}(W_t x x^T)`
-(``last_expected_loss``; the regret bounds are about it, and it is the same for every
-seed of the sampling), adaptive PCA's sampled loss dotted beside it.
+This module is the view. The race, the comparators and the measurements (cumulative
+losses, the share of the current segment's best rank-k variance each method's subspace
+captures, the eigenvalues of both :math:`W_t`, the mass fixed share moved and the capped
+eigenvalues, from the learners' ``"fixed_share"`` and ``"cap"`` events) are
+:class:`explorer.experiments.pca.AdaptivePCARace`, which the page steps, measures (one
+history point per step) and snapshots for Back. O(d^3) per row: the two learners' and
+FTL's eigendecompositions.
 
 The family needs a stream whose subspace changes, so the page makes its own: the
-paper's toy data (:func:`explorer.streams.changing_subspace`) with the shared n (rows),
+paper's toy data (:func:`explorer.experiments.pca.toy_stream`) with the shared n (rows),
 d (the paper's n: the dimension) and seed, in segments of ``segment_length`` rows, each
 Gaussian with a random rank-``rank`` covariance. The shared data set is not used.
 
-Per step the page records (O(d^3) per row: the two learners' and FTL's eigendecompositions,
-nothing more): the cumulative losses; the share of the current segment's best rank-k
-variance each method's subspace captures, :math:`\operatorname{tr}(B^T C_s B)/\sum_{i\le k}\lambda_i(C_s)`
-(``C_s`` the segment's :math:`\sum x x^T`, computed once per segment); the sorted
-eigenvalues of both :math:`W_t`; and, from :class:`~explorer.hooks.Recorder` hooks on
-``"fixed_share"`` and ``"cap"``, the mass fixed share moved, :math:`\tfrac12\|\hat w - v\|_1`,
-and the number of capped eigenvalues.
-
-Knobs: eta and alpha are hot (they apply mid-stream: the next update uses them); k,
-segment length and rank restart the stream. eta is the page's own (``eta_pca``), not
-the shared learning rate: the PCA eta scales a loss in [0, 1] inside a matrix
-exponential and the paper's toy setting is eta = 1, while the shared eta (0.1 by
-default, for gradient steps) would leave static and adaptive PCA indistinguishable
-(cumulative expected loss 314 vs 313 at d = 50, against 238 vs 53 at eta = 1).
+Knobs: eta and alpha are hot (the learners' ``with_params``: the next update uses them;
+static PCA takes eta only, its alpha stays 0); k, segment length and rank restart the
+stream. eta is the page's own (``eta_pca``), not the shared learning rate: the PCA eta
+scales a loss in [0, 1] inside a matrix exponential and the paper's toy setting is
+eta = 1, while the shared eta (0.1 by default, for gradient steps) would leave static and
+adaptive PCA indistinguishable (cumulative expected loss 314 vs 313 at d = 50, against
+238 vs 53 at eta = 1).
 
 >>> from explorer.dashboard.settings import Settings
 >>> page = AdaptivePCAPage(Settings(n=400, d=20), segment_length=100)
@@ -53,25 +44,17 @@ from typing import ClassVar
 import numpy as np
 import panel as pn
 import param
-import scipy.linalg
 
-from ...hooks import Recorder
-from ...pca import (
-    FollowTheLeaderPCA,
-    OnlineAdaptivePCA,
-    best_fixed_projection,
-    pca_theory_settings,
-)
-from ...streams import changing_subspace
+from ...experiments.pca import DENSITY_LEARNERS, AdaptivePCARace, toy_stream
+from ...plots.style import HEIGHT
 from ..live import LivePlot, finite, plot_cell
 from ..page import Page
 from . import pca_figures as figures
 
-__all__ = ["ALPHA_CHOICES", "ETA_CHOICES", "AdaptivePCAPage", "captured_share"]
+__all__ = ["ALPHA_CHOICES", "ETA_CHOICES", "AdaptivePCAPage"]
 
 ETA_CHOICES = (0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
 ALPHA_CHOICES = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1)
-LEARNERS = ("adaptive", "static")
 TITLES = {"loss": "Cumulative loss of the four methods",
           "overlap": "The stream's current subspace vs each method's",
           "weights": "Eigenvalue weights of W_t over time",
@@ -114,68 +97,42 @@ class AdaptivePCAPage(Page):
     segment_length = param.Integer(default=200, bounds=(10, 5000),
                                    doc="Rows between two switches of the stream's subspace.")
     rank = param.Integer(default=2, bounds=(1, 20), doc="Rank of each segment's covariance.")
-    heatmap_of = param.Selector(default="adaptive", objects=list(LEARNERS),
+    heatmap_of = param.Selector(default="adaptive", objects=list(DENSITY_LEARNERS),
                                 doc="Whose W_t the heatmap shows.")
 
     # -- the page's own stream ----------------------------------------------------------------
     def _stream(self) -> tuple[np.ndarray, list[str]]:
         """The paper's toy stream from n, d, seed and the knobs (``_segment``: each row's segment)."""
-        rows, d = self.settings.n, self.settings.d
-        X, segment = changing_subspace(n_segments=math.ceil(rows / self.segment_length),
-                                       segment_length=self.segment_length, n=d,
-                                       rank=min(self.rank, d), seed=self.settings.seed)
-        self._segment = segment[:rows]
-        return X[:rows], []
+        X, self._segment = toy_stream(self.settings.n, self.settings.d, segment_length=self.segment_length,
+                                      rank=self.rank, seed=self.settings.seed)
+        return X, []
 
     @property
     def k_used(self) -> int:
         """k, at most d - 1 (a rank-d projection loses nothing)."""
         return min(self.k, self._X.shape[1] - 1)
 
-    # -- algorithms -----------------------------------------------------------------------------
+    # -- algorithms: explorer.experiments.pca ----------------------------------------------------
     def _build(self, X: np.ndarray) -> None:
-        d, k, seed = X.shape[1], self.k_used, self.settings.seed
-        self.adaptive = OnlineAdaptivePCA(d, k, eta=self.eta_pca, alpha=self.alpha, seed=seed)
-        self.static = OnlineAdaptivePCA(d, k, eta=self.eta_pca, alpha=0.0, seed=seed)
-        self.ftl = FollowTheLeaderPCA(d, k)
-        self.recorders = {name: Recorder(kinds=("fixed_share", "cap"), limit=1) for name in LEARNERS}
-        self.adaptive.add_hook(self.recorders["adaptive"])
-        self.static.add_hook(self.recorders["static"])
-        self.best_basis, best_losses = best_fixed_projection(X, k)
-        self._best_cumulative = np.r_[0.0, np.cumsum(best_losses)]
-        self.boundaries = np.flatnonzero(np.diff(self._segment)) + 1
-        self._covariances, self._best_variance = [], []
-        for s in range(int(self._segment[-1]) + 1):
-            rows = X[self._segment == s]
-            C = rows.T @ rows
-            self._covariances.append(C)
-            self._best_variance.append(float(scipy.linalg.eigvalsh(C, check_finite=False)[-k:].sum()))
-        self.totals = dict.fromkeys(("ftl", "static", "adaptive", "sampled"), 0.0)
+        self.race = AdaptivePCARace(X, self._segment, self.k_used, eta=self.eta_pca, alpha=self.alpha,
+                                    seed=self.settings.seed)
 
     def _advance(self, rows: np.ndarray) -> None:
-        totals = self.totals
-        for x in rows:
-            totals["ftl"] += self.ftl.learn(x)
-            totals["sampled"] += self.adaptive.learn(x)
-            totals["adaptive"] += self.adaptive.last_expected_loss
-            self.static.learn(x)
-            totals["static"] += self.static.last_expected_loss
+        stopped = len(self.race.stopped)
+        self.race.step(rows.shape[0])
+        if len(self.race.stopped) != stopped:
+            self.update_notes()
 
     @param.depends("eta_pca", "alpha", watch=True)
     def _hot_changed(self) -> None:
         """eta and alpha apply from the next update on (the history gets a point at the change)."""
-        self._apply_hot_values()
+        self._tune()
         self.update_notes()
         self.record()
         self.refresh()
 
-    def _apply_hot_values(self) -> None:
-        self.adaptive.eta = self.static.eta = float(self.eta_pca)
-        self.adaptive.alpha = float(self.alpha)
-
-    def segment_now(self) -> int:
-        """The segment of the last row seen (segment 0 before the first)."""
-        return int(self._segment[max(self.t - 1, 0)])
+    def _tune(self) -> None:
+        self.race.tune(eta=float(self.eta_pca), alpha=float(self.alpha))
 
     def _notes(self) -> list[str]:
         s, d, k = self.settings, self._X.shape[1], self.k_used
@@ -196,29 +153,11 @@ class AdaptivePCAPage(Page):
                          f"segment, every method keeps losing something.")
         if self.alpha == 0:
             notes.append("α = 0: adaptive PCA is static online PCA (the two curves coincide).")
+        notes += [f"{name} left the race: {error}" for name, error in self.race.stopped.items()]
         return notes
 
-    # -- measurements ---------------------------------------------------------------------------
     def _measure(self) -> dict[str, float]:
-        t, s = self.t, self.segment_now()
-        C, best = self._covariances[s], self._best_variance[s]
-        totals = self.totals
-        point = {"segment": float(s), "loss_ftl": totals["ftl"],
-                 "loss_best": float(self._best_cumulative[t]), "loss_static": totals["static"],
-                 "loss_adaptive": totals["adaptive"], "loss_sampled": totals["sampled"],
-                 "overlap_adaptive": captured_share(self.adaptive.subspace(), C, best),
-                 "overlap_static": captured_share(self.static.subspace(), C, best),
-                 "overlap_ftl": captured_share(self.ftl.basis, C, best),
-                 "overlap_best": captured_share(self.best_basis, C, best)}
-        shared = self.recorders["adaptive"].columns("fixed_share")
-        point["fs_mass"] = (float(0.5 * np.abs(shared["w_hat"][0] - shared["v"][0]).sum())
-                            if shared else np.nan)
-        for name, learner in (("adaptive", self.adaptive), ("static", self.static)):
-            capped = self.recorders[name].columns("cap")
-            point[f"capped_{name}"] = float(capped["n_capped"][0]) if capped else np.nan
-            log10_w = np.sort(learner.log_eigenvalues) / np.log(10.0)
-            point.update({f"w_{name}_{i}": float(v) for i, v in enumerate(log10_w)})
-        return point
+        return self.race.measure()
 
     def eigenvalue_log10(self, learner: str) -> np.ndarray:
         """The recorded log10 eigenvalues of ``learner``'s W_t, ascending: (d, points)."""
@@ -226,22 +165,11 @@ class AdaptivePCAPage(Page):
 
     # -- Back -----------------------------------------------------------------------------------
     def _state(self) -> dict:
-        return {"adaptive": self.adaptive.state_dict(), "static": self.static.state_dict(),
-                "ftl": self.ftl.state_dict(), "totals": dict(self.totals),
-                "events": {name: {kind: self.recorders[name].events(kind)
-                                  for kind in ("fixed_share", "cap")} for name in LEARNERS}}
+        return self.race.state_dict()
 
     def _load(self, state: dict) -> None:
-        self.adaptive = OnlineAdaptivePCA.from_state_dict(state["adaptive"])
-        self.static = OnlineAdaptivePCA.from_state_dict(state["static"])
-        self.ftl = FollowTheLeaderPCA.from_state_dict(state["ftl"])
-        self._apply_hot_values()  # hot: today's eta and alpha, not the snapshot's
-        self.totals = dict(state["totals"])
-        for name, learner in (("adaptive", self.adaptive), ("static", self.static)):
-            recorder = self.recorders[name]
-            recorder.replace([event for kind in ("fixed_share", "cap")
-                              for event in state["events"][name][kind]])
-            learner.add_hook(recorder)
+        self.race.load_state_dict(state)
+        self._tune()  # hot: today's eta and alpha, not the snapshot's
 
     # -- views ----------------------------------------------------------------------------------
     def _make_views(self):
@@ -249,7 +177,7 @@ class AdaptivePCAPage(Page):
                       "overlap": LivePlot(figures.overlap_figure()),
                       "weights": LivePlot(figures.weights_figure()),
                       "fixed_share": LivePlot(figures.fixed_share_figure(),
-                                              height=figures.HEIGHT + 60)}
+                                              height=HEIGHT + 60)}
         self.summary = pn.pane.Markdown("", margin=(0, 10))
         knobs = pn.Row(
             _choice_slider(self, "eta_pca", ETA_CHOICES, "η: learning rate ⚡"),
@@ -279,16 +207,17 @@ class AdaptivePCAPage(Page):
         return min(self._X.shape[1], 3 * self.k_used + 10)
 
     def theory_setting(self) -> dict[str, float]:
-        """Theorem 1's eta and alpha for this stream (L: the best fixed projection's total loss)."""
-        d, k = self._X.shape[1], self.k_used
-        eta, alpha = pca_theory_settings(self.n_rows, d, k, max(float(self._best_cumulative[-1]), 1e-3))
+        """Theorem 1's eta and alpha for this stream (L: the best fixed projection's total
+        loss), eta within the slider's bounds."""
+        eta, alpha = self.race.theory_setting()
         return {"eta_pca": float(min(max(eta, 1e-3), 50.0)), "alpha": float(alpha)}
 
     def _update_views(self) -> None:
         h, d, k = self.history, self._X.shape[1], self.k_used
         t = h["t"]
         # only the switches already streamed (a shape would stretch the x axis to the end)
-        shapes = {"shapes": figures.segment_shapes(self.boundaries[self.boundaries <= self.t])}
+        boundaries = self.race.hindsight.boundaries
+        shapes = {"shapes": figures.segment_shapes(boundaries[boundaries <= self.t])}
         self.plots["loss"].update({
             "Follow the Leader": {"x": t, "y": h["loss_ftl"]},
             "best fixed projection": {"x": t, "y": h["loss_best"]},
@@ -332,19 +261,6 @@ class AdaptivePCAPage(Page):
                 f"{p['loss_static']:.1f}, adaptive {p['loss_adaptive']:.1f} (sampled "
                 f"{p['loss_sampled']:.1f}) · adaptive keeps {p['overlap_adaptive']:.0%} of the "
                 f"segment's best · {moved} · {capped}")
-
-
-def captured_share(basis: np.ndarray, C: np.ndarray, best: float) -> float:
-    """``tr(B^T C B) / best``: the share of the best rank-k variance ``best`` of ``C`` that the
-    orthonormal columns ``B`` keep (1: B spans a top-k eigenspace of C; NaN when C is 0).
-
-    >>> C = np.diag([4.0, 1.0, 0.0])
-    >>> captured_share(np.eye(3)[:, :1], C, 4.0), captured_share(np.eye(3)[:, 1:2], C, 4.0)
-    (1.0, 0.25)
-    """
-    if best <= 0.0:
-        return float("nan")
-    return float(np.einsum("ij,ij->", basis, C @ basis) / best)
 
 
 def _positive(values: np.ndarray) -> np.ndarray:

@@ -1,10 +1,11 @@
 """The four figures of the online adaptive PCA page, built once with fixed trace names.
 
 The page patches their arrays as the stream advances (:class:`~..live.LivePlot`).
-Colours follow the paper's Fig. 1 roles: adaptive PCA red (the method of the paper),
-static online PCA blue, Follow the Leader orange, the best fixed projection grey
-(the hindsight oracle, dashed). The titles are written above each figure by the page
-(with a line of explanation), so the figures have none.
+Colours (:data:`PCA_COLORS`) follow the paper's Fig. 1 roles: adaptive PCA red (the method
+of the paper), static online PCA blue, Follow the Leader orange, the best fixed projection
+:data:`~explorer.plots.style.EXACT_GREY` (the hindsight oracle, dashed). Heights and
+margins are :mod:`explorer.plots.style`'s. The titles are written above each figure by the
+page (with a line of explanation), so the figures have none.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...plots import COLORS, line_chart
+from ...plots import line_chart
+from ...plots.style import COLORS, EXACT_GREY, HEIGHT, MARGIN
 
 __all__ = [
     "LOG10_FLOOR",
     "METHODS",
-    "METHOD_COLORS",
+    "PCA_COLORS",
+    "SAMPLED",
     "fixed_share_figure",
     "loss_figure",
     "overlap_figure",
@@ -27,17 +30,17 @@ __all__ = [
 ]
 
 METHODS = ("Follow the Leader", "best fixed projection", "static online PCA", "adaptive PCA")
-METHOD_COLORS = dict(zip(METHODS, (COLORS[3], "#7f7f7f", COLORS[0], COLORS[1])))
+"""The four methods' trace names, in legend order."""
+PCA_COLORS = dict(zip(METHODS, (COLORS[3], EXACT_GREY, COLORS[0], COLORS[1])))
+"""The colour of each of :data:`METHODS` on this page (the paper's Fig. 1 roles)."""
 SAMPLED = "adaptive PCA (sampled P_t)"
 LOG10_FLOOR = -12.0
 """Eigenvalues below 10^-12 are drawn as 10^-12 in the heatmap (static PCA goes to e^-80)."""
-_MARGIN = dict(l=60, r=20, t=70, b=45)
-HEIGHT = 330
 
 
 def loss_figure() -> go.Figure:
     """Cumulative loss of the four methods (expected loss for the randomized two)."""
-    colors = {**METHOD_COLORS, SAMPLED: METHOD_COLORS["adaptive PCA"]}
+    colors = {**PCA_COLORS, SAMPLED: PCA_COLORS["adaptive PCA"]}
     fig = line_chart([0.0], {name: [np.nan] for name in (*METHODS, SAMPLED)}, colors=colors,
                      dashed=["best fixed projection"], x_title="t (rows seen)",
                      y_title="cumulative loss Σ‖x − P x‖²", height=HEIGHT)
@@ -47,7 +50,7 @@ def loss_figure() -> go.Figure:
 
 def overlap_figure() -> go.Figure:
     """How much of the current segment's best rank-k variance each method's subspace captures."""
-    fig = line_chart([0.0], {name: [np.nan] for name in METHODS}, colors=METHOD_COLORS,
+    fig = line_chart([0.0], {name: [np.nan] for name in METHODS}, colors=PCA_COLORS,
                      dashed=["best fixed projection"], x_title="t (rows seen)",
                      y_title="share of the segment's best", height=HEIGHT)
     fig.update_yaxes(range=[-0.02, 1.05], tickformat=".0%")
@@ -63,7 +66,7 @@ def weights_figure() -> go.Figure:
                              hovertemplate="t = %{x}<br>i = %{y}<br>log₁₀ w = %{z:.2f}<extra></extra>"))
     fig.add_trace(go.Scatter(name="k | n − k: kept below, discarded above", uid="split",
                              x=[], y=[], mode="lines", line=dict(color="white", dash="dash", width=2)))
-    fig.update_layout(template="plotly_white", height=HEIGHT, margin=_MARGIN, hovermode="closest",
+    fig.update_layout(template="plotly_white", height=HEIGHT, margin=MARGIN, hovermode="closest",
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0.0, font_size=11),
                       showlegend=True)
     fig.update_xaxes(title_text="t (rows seen)")
@@ -75,7 +78,7 @@ def fixed_share_figure() -> go.Figure:
     """Top: fixed-share mass and the smallest eigenvalues (log); bottom: capped entries."""
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         row_heights=[0.58, 0.42])
-    red, blue = METHOD_COLORS["adaptive PCA"], METHOD_COLORS["static online PCA"]
+    red, blue = PCA_COLORS["adaptive PCA"], PCA_COLORS["static online PCA"]
     top = (("fixed-share mass ½‖ŵ − v‖₁", dict(color="#9467bd", width=2)),
            ("min eigenvalue (adaptive)", dict(color=red, width=2)),
            ("min eigenvalue (static)", dict(color=blue, width=2)),
@@ -88,7 +91,7 @@ def fixed_share_figure() -> go.Figure:
     for name, line in bottom:
         fig.add_trace(go.Scatter(name=name, uid=name, x=[], y=[], mode="lines", line=line,
                                  line_shape="hv"), row=2, col=1)
-    fig.update_layout(template="plotly_white", height=HEIGHT + 60, margin=dict(_MARGIN, t=90),
+    fig.update_layout(template="plotly_white", height=HEIGHT + 60, margin=dict(MARGIN, t=90),
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0.0, font_size=11),
                       hovermode="x unified")
     fig.update_yaxes(title_text="weight (log)", type="log", exponentformat="power", row=1, col=1)
@@ -106,5 +109,5 @@ def segment_shapes(boundaries) -> list[dict]:
 
 def _finish(fig: go.Figure) -> go.Figure:
     """The legend in the room above the plot."""
-    fig.update_layout(margin=_MARGIN, legend=dict(y=1.02, font=dict(size=11)), hovermode="x unified")
+    fig.update_layout(margin=MARGIN, legend=dict(y=1.02, font=dict(size=11)), hovermode="x unified")
     return fig

@@ -1,7 +1,7 @@
 """The four figures of the sketching page, built once with fixed trace names.
 
 The page patches their arrays as the stream advances (:class:`~..live.LivePlot`). Colours
-follow :mod:`explorer.plots`: FD blue, RFD red, the exact (oracle) quantity grey; the
+follow :mod:`explorer.plots.style`: FD blue, RFD red, the exact (oracle) quantity grey; the
 fast (doubling-space) variants are dotted, the bounds dashed. The titles are written
 above each figure by the page (with a line of explanation), so the figures have none.
 """
@@ -12,17 +12,15 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...plots import COLORS, line_chart
+from ...plots import line_chart
+from ...plots.style import EXACT_GREY, HEIGHT, MARGIN, METHOD_COLORS
 
-__all__ = ["spectrum_figure", "alpha_figure", "error_figure", "condition_figure",
-           "SPECTRUM_PANELS", "EXACT_GREY"]
+__all__ = ["spectrum_figure", "alpha_figure", "error_figure", "condition_figure", "SPECTRUM_PANELS"]
 
-FD_COLOR, RFD_COLOR = COLORS[0], COLORS[1]
+FD_COLOR, RFD_COLOR = METHOD_COLORS["FD"], METHOD_COLORS["RFD"]
 LIGHT = {"FD": "#9ecae1", "RFD": "#f4a6a6"}
-EXACT_GREY = "#7f7f7f"
+"""Light tints of FD's and RFD's colours: the spectrum's bars before the shrink."""
 SPECTRUM_PANELS = {"FD": FD_COLOR, "RFD": RFD_COLOR}
-_MARGIN = dict(l=60, r=20, t=70, b=45)
-HEIGHT = 330
 
 
 def spectrum_figure() -> go.Figure:
@@ -44,7 +42,7 @@ def spectrum_figure() -> go.Figure:
                                  mode="lines+markers", legendgroup="exact",
                                  line=dict(color=EXACT_GREY, width=1), marker=dict(size=5),
                                  **shared), row=1, col=col)
-    fig.update_layout(template="plotly_white", barmode="overlay", height=HEIGHT, margin=_MARGIN,
+    fig.update_layout(template="plotly_white", barmode="overlay", height=HEIGHT, margin=MARGIN,
                       legend=dict(orientation="h", yanchor="bottom", y=1.1, x=0.0, font_size=11),
                       hovermode="closest")
     fig.update_annotations(font_size=13)  # the two subplot titles
@@ -89,5 +87,5 @@ def condition_figure() -> go.Figure:
 def _dot_fast(fig: go.Figure) -> go.Figure:
     """The fast variant dotted; the legend in the room above the plot."""
     fig.for_each_trace(lambda t: t.update(line_dash="dot") if "(fast)" in t.name else None)
-    fig.update_layout(margin=_MARGIN, legend=dict(y=1.02, font=dict(size=11)))
+    fig.update_layout(margin=MARGIN, legend=dict(y=1.02, font=dict(size=11)))
     return fig

@@ -1,4 +1,4 @@
-"""Plotly figure builders for the lessons and the dashboard: arrays in, figures out.
+"""Generic Plotly figure builders for the lessons and the dashboard: arrays in, figures out.
 
 Compute and view are separate (STYLE.md): the lessons compute numpy arrays with
 :mod:`explorer.sketch` and :mod:`explorer.metrics`, and these functions only draw them.
@@ -30,16 +30,11 @@ from typing import Iterable, Mapping
 import numpy as np
 import plotly.graph_objects as go
 
-__all__ = ["line_chart", "bar_chart", "shrink_spectrum", "heatmap", "COLORS"]
+from .style import COLORS, LAYOUT
 
-COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#7f7f7f")
-"""The colour cycle of every builder (plotly's D3 palette, reordered: FD blue, RFD red)."""
+__all__ = ["line_chart", "bar_chart", "shrink_spectrum", "heatmap", "as_vector"]
 
-_LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=50, b=50),
-               legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0.0))
-
-
-def _vector(name: str, values, length: int | None = None) -> np.ndarray:
+def as_vector(name: str, values, length: int | None = None) -> np.ndarray:
     """``values`` as a 1-D float array, optionally of a given length.
 
     NaN and inf are allowed here (an infinite condition number, say); the builders that
@@ -58,7 +53,7 @@ def _vector(name: str, values, length: int | None = None) -> np.ndarray:
 
 def _finish(fig: go.Figure, *, title: str | None, x_title: str | None, y_title: str | None,
             height: int, log_x: bool = False, log_y: bool = False) -> go.Figure:
-    fig.update_layout(**_LAYOUT, height=height,
+    fig.update_layout(**LAYOUT, height=height,
                       title=dict(text=title, y=0.98, yanchor="top") if title else None)
     fig.update_xaxes(title_text=x_title, type="log" if log_x else None)
     fig.update_yaxes(title_text=y_title, type="log" if log_y else None)
@@ -83,7 +78,7 @@ def line_chart(x, series: Mapping[str, Iterable[float]], *, dashed: Iterable[str
     >>> [(t.name, t.line.dash) for t in fig.data]
     [('error', 'solid'), ('bound', 'dash')]
     """
-    x = _vector("x", x)
+    x = as_vector("x", x)
     if not series:
         raise ValueError("series must name at least one curve")
     dashed = set(dashed)
@@ -93,7 +88,7 @@ def line_chart(x, series: Mapping[str, Iterable[float]], *, dashed: Iterable[str
     colors = dict(colors or {})
     fig = go.Figure()
     for i, (name, values) in enumerate(series.items()):
-        y = _vector(f"series[{name!r}]", values, x.size)
+        y = as_vector(f"series[{name!r}]", values, x.size)
         y = np.where(np.isfinite(y), y, np.nan)
         fig.add_trace(go.Scatter(
             x=x, y=y, name=name, mode="lines+markers" if markers else "lines",
@@ -138,7 +133,7 @@ def bar_chart(categories, series: Mapping[str, Iterable[float]], *, title: str |
         raise ValueError("series must name at least one group of bars")
     fig = go.Figure()
     for i, (name, values) in enumerate(series.items()):
-        y = _vector(f"series[{name!r}]", values, len(categories))
+        y = as_vector(f"series[{name!r}]", values, len(categories))
         fig.add_trace(go.Bar(x=categories, y=y, name=name, marker_color=COLORS[i % len(COLORS)],
                              text=[f"{v:.4g}" for v in y] if text else None,
                              textposition="outside" if text else None))
@@ -162,7 +157,7 @@ def shrink_spectrum(sigma, delta: float, *, alpha: float | None = None, show_rfd
     >>> fig.data[2].y.tolist()
     [3.5, 0.5]
     """
-    sigma = _vector("sigma", sigma)
+    sigma = as_vector("sigma", sigma)
     if sigma.size == 0:
         raise ValueError("sigma must hold at least one singular value")
     if not np.all(np.isfinite(sigma)) or np.any(sigma < 0):
@@ -203,7 +198,7 @@ def heatmap(x, y, z, *, points: Mapping[str, tuple[float, float]] | None = None,
     >>> fig.data[0].z.shape, fig.data[1].name
     ((3, 2), 'optimum')
     """
-    x, y = _vector("x", x), _vector("y", y)
+    x, y = as_vector("x", x), as_vector("y", y)
     z = np.asarray(z, dtype=float)
     if z.shape != (y.size, x.size):
         raise ValueError(f"z must have shape (len(y), len(x)) = {(y.size, x.size)}, got {z.shape}")

@@ -1,4 +1,4 @@
-"""Tests for explorer.plots_newton: small multiples draw exactly the arrays they are given."""
+"""Tests for explorer.plots.panels: small multiples draw exactly the arrays they are given."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import pytest
 
 from explorer.plots import COLORS
-from explorer.plots_newton import METHOD_COLORS, method_color, small_multiples
+from explorer.plots import METHOD_COLORS, method_color, small_multiples
 
 GRID = [1e-4, 1.0, 1e4]
 PANELS = {

@@ -1,10 +1,8 @@
-"""Plotly figures for the sketched online Newton step: lesson 3 and the RFD reproduction.
+"""Small multiples: one panel per data set or sketch size, the same named curves in each.
 
-Arrays in, figures out, as in :mod:`explorer.plots` (whose colours and layout these
-reuse); nothing here computes or shows. Every algorithm keeps one colour in every
-figure (:data:`METHOD_COLORS`: FD blue and RFD red as in :mod:`explorer.plots`).
+Arrays in, figures out, as in :mod:`.charts`; every method keeps its colour
+(:func:`.style.method_color`) in every panel.
 
-- :func:`method_color`: the colour of a method label such as ``"RFD-SON, m = 5"``.
 - :func:`small_multiples`: one panel per dataset or sketch size, the same named curves
   in each, one shared legend (the paper's Figure 1: relative error over sketch sizes, one
   panel per dataset; Figures 2-4: accuracy over alpha_0, one panel per m).
@@ -27,34 +25,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .plots import _LAYOUT, COLORS, _vector
+from .charts import as_vector
+from .style import COLORS, LAYOUT, method_color
 
-__all__ = ["METHOD_COLORS", "method_color", "small_multiples"]
-
-METHOD_COLORS = {
-    "RFD-SON": COLORS[1],   # red, as RFD everywhere
-    "FD-SON": COLORS[0],    # blue, as FD everywhere
-    "RP-SON": COLORS[2],    # green
-    "FULL-ON": "#000000",   # the exact method: black
-    "ADAGRAD": COLORS[6],   # grey (diagonal AdaGrad)
-    "OGD": COLORS[5],       # brown
-    "RFD": COLORS[1],
-    "FD": COLORS[0],
-}
-"""Colour of each method; a label is matched on its start ("FD-SON, m = 5" is FD-SON)."""
-
-
-def method_color(name: str, default: str | None = None) -> str | None:
-    """The colour of the method ``name`` starts with (longest match), else ``default``.
-
-    >>> method_color("RFD-SON, m = 20") == METHOD_COLORS["RFD-SON"]
-    True
-    >>> method_color("FD (Algorithm 2)") == METHOD_COLORS["FD"], method_color("Oja-SON")
-    (True, None)
-    """
-    matches = [key for key in METHOD_COLORS if str(name).upper().startswith(key)]
-    return METHOD_COLORS[max(matches, key=len)] if matches else default
-
+__all__ = ["small_multiples"]
 
 def small_multiples(x, panels: Mapping[str, Mapping[str, Iterable[float]]], *,
                     log_x: bool = False, log_y: bool = False, dashed: Iterable[str] = (),
@@ -77,7 +51,7 @@ def small_multiples(x, panels: Mapping[str, Mapping[str, Iterable[float]]], *,
     >>> fig.layout.yaxis.type, len(fig.layout.shapes)
     ('log', 1)
     """
-    x = _vector("x", x)
+    x = as_vector("x", x)
     if not panels:
         raise ValueError("panels must name at least one panel")
     columns = int(columns)
@@ -110,7 +84,7 @@ def small_multiples(x, panels: Mapping[str, Mapping[str, Iterable[float]]], *,
     for k, (panel, series) in enumerate(panels.items()):
         row, col = divmod(k, n_cols)
         for name, values in series.items():
-            y = _vector(f"panels[{panel!r}][{name!r}]", values, x.size)
+            y = as_vector(f"panels[{panel!r}][{name!r}]", values, x.size)
             fig.add_trace(go.Scatter(
                 x=x, y=np.where(np.isfinite(y), y, np.nan), name=name, legendgroup=name,
                 showlegend=name not in shown, mode="lines+markers" if markers else "lines",
@@ -126,7 +100,7 @@ def small_multiples(x, panels: Mapping[str, Mapping[str, Iterable[float]]], *,
             fig.add_hline(y=level, line=dict(color="#7f7f7f", dash="dot", width=1.5),
                           annotation_text=hline_label or None,
                           annotation_position="bottom right", row=row + 1, col=col + 1)
-    fig.update_layout(**_LAYOUT, height=height * n_rows if n_rows > 1 else height,
+    fig.update_layout(**LAYOUT, height=height * n_rows if n_rows > 1 else height,
                       title=dict(text=title, y=0.98, yanchor="top") if title else None)
     fig.update_layout(margin=dict(t=110 if title else 80), legend=dict(y=1.08))
     # log axes label decades as powers of ten (1e-10 .. 1e10 would read "100p" .. "10B")

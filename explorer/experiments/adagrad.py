@@ -1,0 +1,192 @@
+r"""The AdaGrad race: ADA-FULL, ADA-DIAG, ADA-FD, ADA-FFD, OGD and Adam on one stream.
+
+What the dashboard's AdaGrad page (:mod:`explorer.dashboard.pages.adagrad`) shows, without
+Panel (docs/algorithms.md section 4; Wan & Zhang, *Efficient adaptive online learning via
+frequent directions*, TPAMI 2022, section 5; Duchi, Hazan & Singer, JMLR 2011):
+
+- :func:`targets`: the paper's tasks on any rows ``X``: ``y = X beta_*`` for the absolute
+  loss (the comparator suffers 0, so regret is the cumulative loss), or ``sign(w_*^T x)``
+  with 5% flipped for the squared hinge loss;
+- :class:`AdaGradRace`: the learners of :data:`explorer.adagrad.LEARNERS` (built by
+  :func:`explorer.adagrad.make_learner`) in an :class:`explorer.race.Race`, measured
+  against that comparator. From each round's :class:`~explorer.hooks.StepRecord` it keeps
+  the rank of the two sketches row by row, the last shrink of each, and the wall time of
+  each learner's round (the gap between consecutive step records); a learner that
+  diverges (:class:`~explorer.errors.Diverged`) leaves the race and the others go on.
+
+>>> from explorer.streams import decaying_spectrum
+>>> race = AdaGradRace(decaying_spectrum(60, 10, seed=0), eta=0.1, tau=3)
+>>> race.step(60)
+60
+>>> point = race.measure()
+>>> bool(point["regret_full"] == race.cumulative_loss("full")), int(point["rank_ffd"]) in range(2, 6)
+(True, True)
+>>> race.last_shrink("ffd").rank_before, race.last_shrink("ffd").rank_after
+(6, 2)
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from ..adagrad import LEARNERS, VARIANTS, RankShrinkEvent, default_delta, make_learner
+from ..losses import get_loss
+from ..race import Race
+from ..streams import linear_classification_labels, linear_regression_targets
+
+__all__ = ["AdaGradRace", "FULL_MAX_D", "SKETCHED", "LOSSES", "FLIP", "targets"]
+
+FULL_MAX_D = 128
+"""ADA-FULL (a d x d eigendecomposition per round, O(d^3)) races only up to this d."""
+SKETCHED = ("fd", "ffd")
+"""The learners whose sketch shrinks: their rank and last shrink are kept."""
+LOSSES = ("absolute", "squared_hinge")
+"""The paper's regression and classification losses (section 5)."""
+FLIP = 0.05
+"""The share of flipped labels of the classification task."""
+TIME_DECAY = 0.97
+"""The moving average of the time per round: ``s <- decay s + (1 - decay) seconds``."""
+
+
+def targets(X: np.ndarray, loss: str, seed: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(y, comparator)`` of the paper's task for ``loss`` on the rows ``X``: regression
+    targets ``X beta_*`` (absolute loss) or labels ``sign(w_*^T x)`` with :data:`FLIP` of
+    them flipped (squared hinge), ``beta_*`` / ``w_*`` a random unit vector from ``seed``."""
+    if loss == "absolute":
+        return linear_regression_targets(X, seed=seed)
+    if loss == "squared_hinge":
+        return linear_classification_labels(X, flip=FLIP, seed=seed)
+    raise ValueError(f"loss must be one of {', '.join(map(repr, LOSSES))}, got {loss!r}")
+
+
+class AdaGradRace:
+    """The learners of :data:`~explorer.adagrad.LEARNERS` raced on the rows ``X``.
+
+    ``loss`` picks the task (:func:`targets`, from ``seed``); ``method``, ``eta``,
+    ``delta`` (None: the paper's, per variant) and ``tau`` are the learners' arguments
+    (OGD and Adam take ``eta`` and ``loss`` only). ADA-FULL sits out when ``d >``
+    ``full_max_d``. ``race`` is the :class:`~explorer.race.Race` playing them.
+    """
+
+    def __init__(self, X, *, loss: str = "absolute", method: str = "cmd", eta: float = 0.01,
+                 delta: float | None = None, tau: int = 20, seed: int | None = 0,
+                 full_max_d: int = FULL_MAX_D):
+        X = np.asarray(X, dtype=float)
+        n, d = X.shape
+        self.y, self.comparator = targets(X, loss, seed)
+        comparator_losses = get_loss(loss).value(X @ self.comparator, self.y)
+        self.comparator_cumulative = np.concatenate(([0.0], np.cumsum(comparator_losses)))
+        self.names = tuple(key for key in LEARNERS if key != "full" or d <= full_max_d)
+        learners = {key: make_learner(key, d, eta=eta, loss=loss, method=method, delta=delta, tau=tau)
+                    for key in self.names}
+        self.race = Race(learners, X, self.y)
+        self.ranks = {key: np.zeros(n, dtype=np.int64) for key in SKETCHED}
+        """The rank of each sketch after every round (entry t - 1 is after round t)."""
+        self.seconds = {key: np.nan for key in self.names}
+        """Each learner's wall time per round, a moving average (:data:`TIME_DECAY`)."""
+        self.shrinks: dict[str, RankShrinkEvent | None] = {key: None for key in SKETCHED}
+        self._clock = time.perf_counter()
+        for key in self.names:
+            self._listen(key)
+
+    # -- the learners -------------------------------------------------------------------
+    @property
+    def learners(self) -> dict[str, Any]:
+        """The current learner objects (:meth:`tune` may replace them)."""
+        return self.race.learners
+
+    @property
+    def t(self) -> int:
+        return self.race.t
+
+    @property
+    def diverged(self) -> dict[str, int]:
+        """``{key: round}`` of the learners that diverged and left the race."""
+        return {key: error.t for key, error in self.race.stopped.items()}
+
+    def _listen(self, key: str) -> None:
+        """Book each round of learner ``key`` from its step record and shrink event."""
+        def hook(event) -> None:
+            if event.kind == "shrink":
+                self.shrinks[key] = event
+                return
+            now = time.perf_counter()
+            seconds, self._clock = now - self._clock, now
+            previous = self.seconds[key]
+            self.seconds[key] = seconds if np.isnan(previous) else \
+                TIME_DECAY * previous + (1 - TIME_DECAY) * seconds
+            if key in self.ranks:
+                self.ranks[key][event.t - 1] = event.rank
+        self.learners[key].add_hook(hook)
+
+    def step(self, k: int = 1) -> int:
+        """Play the next ``k`` rows (fewer at the end) on every learner still racing."""
+        self._clock = time.perf_counter()  # the first learner's round starts now
+        return self.race.step(k, record=False)
+
+    def tune(self, *, eta: float, delta: float | None) -> None:
+        """Give the learners these hot values through their ``with_params``: ``eta`` to
+        all, ``delta`` (None: the paper's per variant) to the four AdaGrad variants. A
+        learner whose values are already these is left as it is (bit for bit)."""
+        for key in self.names:
+            params = self.learners[key].get_params()
+            wanted = {"eta": eta}
+            if key in VARIANTS:
+                wanted["delta"] = default_delta(key, params["method"]) if delta is None else delta
+            changes = {name: value for name, value in wanted.items() if params[name] != value}
+            if changes:
+                self.race.with_params(key, **changes)
+                self._listen(key)
+
+    # -- measurements -------------------------------------------------------------------
+    def cumulative_loss(self, key: str) -> float:
+        """The sum of the losses learner ``key`` suffered on rounds 1..t."""
+        return self.race.totals[key]
+
+    def measure(self) -> dict[str, float]:
+        """One point of the page's curves at round t: per learner key ``regret_<key>``
+        (cumulative loss minus the comparator's) and ``ms_<key>`` (milliseconds per round),
+        NaN for a learner not racing or stopped; ``rank_fd``, ``rank_ffd``."""
+        t, stopped = self.t, self.race.stopped
+        point = {}
+        for key in LEARNERS:
+            if key in self.names and key not in stopped:
+                point[f"regret_{key}"] = float(self.race.totals[key] - self.comparator_cumulative[t])
+                point[f"ms_{key}"] = 1e3 * self.seconds[key]
+            else:
+                point[f"regret_{key}"] = point[f"ms_{key}"] = np.nan
+        for key in SKETCHED:
+            point[f"rank_{key}"] = float(self.learners[key].rank)
+        return point
+
+    def last_shrink(self, key: str = "ffd") -> RankShrinkEvent | None:
+        """The last shrink of sketched learner ``key`` (its hook event), None before the first."""
+        return self.shrinks[key]
+
+    def spectra(self) -> dict[str, np.ndarray]:
+        """The eigenvalues (descending) the page compares: ``"ffd"`` of ADA-FFD's ``M`` now,
+        ``"ffd_before"`` of ``M`` just before its last shrink (empty before the first),
+        ``"fd"`` of ADA-FD's ``S^T S`` and ``"full"`` of the exact ``G`` (empty when
+        ADA-FULL sits out)."""
+        shrink = self.shrinks["ffd"]
+        full = self.learners.get("full")
+        return {"ffd": self.learners["ffd"].proximal.eigenvalues(),
+                "ffd_before": shrink.sigma ** 2 if shrink is not None else np.zeros(0),
+                "fd": self.learners["fd"].proximal.eigenvalues(),
+                "full": full.proximal.eigenvalues() if full is not None else np.zeros(0)}
+
+    # -- snapshots (Back) ---------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """Plain arrays: the race's state (every learner's ``state_dict``) and the last
+        shrinks (frozen events). The ranks after each round need no copy: rounds replayed
+        after a Back write the same values."""
+        return {"race": self.race.state_dict(), "shrinks": dict(self.shrinks)}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Go back to a :meth:`state_dict` of this race, learners in place (their hyper-
+        parameters are the snapshot's: :meth:`tune` gives them today's)."""
+        self.race.load_state_dict(state["race"])
+        self.shrinks = dict(state["shrinks"])

@@ -1,0 +1,22 @@
+"""Every figure of the lessons and the dashboard: arrays in, Plotly figures out.
+
+Compute and view are separate (STYLE.md): the lessons and :mod:`explorer.race` compute
+numpy arrays, and these functions only draw them; nothing here calls ``show()``.
+
+- :mod:`.style`: colours, layout and heights, defined once (:func:`method_color`).
+- :mod:`.charts`: generic builders (:func:`line_chart`, :func:`bar_chart`,
+  :func:`shrink_spectrum`, :func:`heatmap`).
+- :mod:`.panels`: :func:`small_multiples`, one panel per data set or sketch size.
+
+The dashboard's per-page figure modules (``explorer/dashboard/pages/*_figures.py``)
+draw on these.
+"""
+
+from .charts import as_vector, bar_chart, heatmap, line_chart, shrink_spectrum
+from .panels import small_multiples
+from .style import (COLORS, COMPARATOR_GREY, EXACT_GREY, HEIGHT, LAYOUT, MARGIN, METHOD_COLORS,
+                    method_color)
+
+__all__ = ["line_chart", "bar_chart", "shrink_spectrum", "heatmap", "small_multiples",
+           "as_vector", "COLORS", "COMPARATOR_GREY", "EXACT_GREY", "HEIGHT", "LAYOUT", "MARGIN", "METHOD_COLORS",
+           "method_color"]

@@ -1,0 +1,172 @@
+"""Several learners on one stream, in lock step: the one run loop of pages and notebooks.
+
+A :class:`Race` feeds the same rows to every learner it holds, keeps each learner's last
+:class:`~explorer.hooks.StepRecord` and cumulative loss, and records a bounded
+:class:`~explorer.run.History` of the numbers a lesson or a dashboard page plots. It has
+no Panel in it: a dashboard page (:mod:`explorer.dashboard.page`) is a view over one race,
+and a notebook uses the same object. docs/architecture.md draws the path from a round to
+a picture.
+
+- A learner that diverges (:class:`~explorer.errors.Diverged`) is left as it was before
+  that row and stops; the others go on (``race.stopped`` says who and why).
+- A hyper-parameter changes mid-stream through :meth:`Race.with_params`, i.e. the
+  learner's own validated ``with_params`` (:mod:`explorer.params`), never by assignment.
+- :meth:`Race.state_dict` / :meth:`Race.load_state_dict` are the snapshots for Back:
+  plain arrays (every learner's ``state_dict``), bit-identical on resume.
+
+>>> import numpy as np
+>>> from explorer import AdaGrad
+>>> X = np.random.default_rng(0).standard_normal((50, 3)); y = X @ [1.0, -2.0, 0.5]
+>>> race = Race({"diag": AdaGrad(3, variant="diag"), "full": AdaGrad(3, variant="full")}, X, y)
+>>> history = race.run(every=25)
+>>> history["t"].tolist(), history.names
+([25.0, 50.0], ['t', 'loss.diag', 'total.diag', 'loss.full', 'total.full'])
+>>> bool(race.totals["full"] == history["total.full"][-1]), race.records["diag"].t
+(True, 50)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ._validation import check_int
+from .errors import Diverged
+from .run import History, progress_bar
+
+__all__ = ["Race"]
+
+Measure = Callable[["Race"], Mapping[str, float]]
+
+
+class Race:
+    """``learners`` (name -> online learner with ``step``) played on the rows of ``X``
+    (labels ``y``, or None for a learner without labels, e.g. online PCA).
+
+    ``measure(race) -> {column: float}`` adds columns to every history point (exact
+    errors, condition numbers, ...); each point always holds ``t`` and, per learner,
+    ``loss.<name>`` (that round's loss, NaN once stopped) and ``total.<name>`` (the
+    cumulative loss). ``capacity``: at most that many history points (every other one is
+    dropped when full, :class:`~explorer.run.History`); unbounded when None.
+    """
+
+    def __init__(self, learners: Mapping[str, Any], X, y=None, *, measure: Measure | None = None,
+                 capacity: int | None = None):
+        self.learners = dict(learners)  # none is allowed: the stream still advances
+        for name, learner in self.learners.items():
+            if not callable(getattr(learner, "step", None)):
+                raise ValueError(f"learner {name!r} ({type(learner).__name__}) has no step(x, y)")
+        self.X = np.asarray(X, dtype=float)
+        if self.X.ndim != 2:
+            raise ValueError(f"X must be 2-D (rows, features), got shape {self.X.shape}")
+        self.y = None if y is None else np.asarray(y, dtype=float)
+        if self.y is not None and self.y.shape != (self.X.shape[0],):
+            raise ValueError(f"y must have one entry per row of X ({self.X.shape[0]}), got shape {self.y.shape}")
+        if measure is not None and not callable(measure):
+            raise ValueError(f"measure must be a callable(race) -> dict, got {type(measure).__name__}")
+        self.measure = measure
+        self.t = 0
+        self.records: dict[str, Any] = {}
+        self.totals = {name: 0.0 for name in self.learners}
+        self.stopped: dict[str, Diverged] = {}
+        self.history = History(capacity=capacity)
+
+    @property
+    def n(self) -> int:
+        """Rows in the stream."""
+        return self.X.shape[0]
+
+    @property
+    def done(self) -> bool:
+        return self.t >= self.n
+
+    @property
+    def running(self) -> list[str]:
+        """The learners still playing (not stopped by a divergence)."""
+        return [name for name in self.learners if name not in self.stopped]
+
+    # -- playing ---------------------------------------------------------------------------
+    def step(self, k: int = 1, *, record: bool = True) -> int:
+        """Play the next ``k`` rows (fewer at the end of the stream) on every running
+        learner, then record one history point unless told not to; returns rows played."""
+        k = min(check_int("k", k, minimum=0), self.n - self.t)
+        for _ in range(k):
+            x = self.X[self.t]
+            y = None if self.y is None else self.y[self.t]
+            for name in self.running:
+                self._play(name, x, y)
+            self.t += 1
+        if record and k:
+            self.record()
+        return k
+
+    def _play(self, name: str, x: np.ndarray, y) -> None:
+        learner = self.learners[name]
+        try:
+            record = learner.step(x) if y is None else learner.step(x, y)
+        except Diverged as error:
+            self.stopped[name] = error
+            self.records.pop(name, None)
+            return
+        self.records[name] = record
+        self.totals[name] += float(record.loss)
+
+    def run(self, *, every: int = 1, progress: bool = False) -> History:
+        """Play to the end of the stream, recording every ``every`` rows and at the end."""
+        every = check_int("every", every, minimum=1)
+        bar = progress_bar(progress, self.n - self.t, "race")
+        try:
+            while not self.done:
+                bar.update(self.step(every - self.t % every))
+        finally:
+            bar.close()
+        return self.history
+
+    def record(self) -> None:
+        """Append one history point for the current state."""
+        point: dict[str, float] = {"t": float(self.t)}
+        for name in self.learners:
+            record = self.records.get(name)
+            point[f"loss.{name}"] = record.loss if record is not None and record.t == self.t else np.nan
+            point[f"total.{name}"] = self.totals[name]
+        if self.measure is not None:
+            point.update(self.measure(self))
+        self.history.append(**point)
+
+    # -- hyper-parameters ------------------------------------------------------------------
+    def with_params(self, name: str, **changes: Any) -> None:
+        """Continue learner ``name`` with ``changes`` (its ``with_params``: validated, all or
+        nothing); the race keeps its place in the stream."""
+        if name not in self.learners:
+            raise ValueError(f"no learner {name!r} in this race; learners are {', '.join(self.learners)}")
+        self.learners[name] = self.learners[name].with_params(**changes)
+
+    # -- snapshots (Back) ------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """Plain arrays and numbers: every learner's ``state_dict``, ``t``, the totals, and
+        which learners stopped and why (the history is the caller's to truncate)."""
+        return {"t": self.t, "totals": dict(self.totals),
+                "learners": {name: learner.state_dict() for name, learner in self.learners.items()},
+                "stopped": {name: (str(error), error.row, error.t) for name, error in self.stopped.items()},
+                "records": dict(self.records)}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Go back (or forward) to a :meth:`state_dict` of this race, in place (the learner
+        objects, and the hooks on them, stay); all or nothing."""
+        t = check_int("t", state["t"], minimum=0)
+        if t > self.n or state["learners"].keys() != self.learners.keys():
+            raise ValueError(f"this state is not of this race (t = {t} of {self.n} rows, learners "
+                             f"{list(state['learners'])} vs {list(self.learners)})")
+        before = {name: learner.state_dict() for name, learner in self.learners.items()}
+        try:
+            for name, learner in self.learners.items():
+                learner.load_state_dict(state["learners"][name])
+        except Exception:
+            for name, learner in self.learners.items():
+                learner.load_state_dict(before[name])
+            raise
+        self.t, self.totals = t, dict(state["totals"])
+        self.stopped = {name: Diverged(message, row=row, t=at)
+                        for name, (message, row, at) in state["stopped"].items()}
+        self.records = dict(state["records"])

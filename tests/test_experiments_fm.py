@@ -1,0 +1,175 @@
+"""The factorization-machine experiment without Panel (explorer.experiments.fm).
+
+Its numbers are the learners' own (each round's prediction and gradient scale as the
+learner computed it, in chunks or in one go), the exact sums it keeps are H+^T H+ and
+H-^T H- of those gradients, a learner that diverges stops while the others go on, hot
+values go through with_params, and a snapshot resumes bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from explorer.errors import Diverged
+from explorer.experiments.fm import (DIVERGED, LEARNERS, FactorizationRace, binary_stream,
+                                     make_learners, movielens_stream, progressive_auc, rmse,
+                                     running_mean, synthetic_stream)
+from explorer.fm import progressive, synthetic_ratings
+
+
+def ratings(n=150, seed=3):
+    return synthetic_ratings(n, n_users=10, n_items=15, seed=seed)
+
+
+def race_on(data, **settings):
+    return FactorizationRace(make_learners(data.X.shape[1], **{"m": 4, "eta": 0.1, **settings}),
+                             data.X, data.y)
+
+
+def test_the_race_records_each_learners_own_rounds():
+    data = ratings()
+    race = race_on(data)
+    for k in (7, 40, 1000):  # uneven chunks; the last one stops at the end of the stream
+        race.step(k)
+    assert race.t == race.n == 150 and race.done and race.step(5) == 0
+    for name, make in make_learners(data.X.shape[1], m=4, eta=0.1).items():
+        run = progressive(make, data.X, data.y)  # the whole stream in one call
+        np.testing.assert_array_equal(race.predictions[name], run["prediction"])
+        np.testing.assert_array_equal(race.gradient_scales[name], run["gradient_scale"])
+        assert race.rows_timed[name] == 150 and race.seconds[name] > 0
+    q = race.gradient_scales["sftrl"]
+    hat = np.hstack([data.X.toarray(), np.ones((150, 1))])
+    for part, mask in (("+", q > 0), ("-", q < 0)):
+        H = np.sqrt(np.abs(q[mask]))[:, None] * hat[mask]
+        np.testing.assert_allclose(race.gram[part], H.T @ H, atol=1e-10)
+    point = race.measure()
+    assert point["metric_ftrl"] == pytest.approx(rmse(race.predictions["ftrl"], data.y))
+    assert point["reference"] == pytest.approx(rmse(running_mean(data.y), data.y))
+    assert point["share_plus"] == pytest.approx(np.mean(q > 0))
+    sketch = race.learners["sftrl"].sketch
+    assert (point["rank_plus"], point["rank_minus"]) == (sketch.positive.rank, sketch.negative.rank)
+    assert race.last_shrink is not None and race.last_shrink.t <= 150
+
+
+def test_binary_labels_are_measured_by_auc():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((120, 6))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.where(X @ rng.standard_normal(6) > 0, 1.0, -1.0)
+    race = FactorizationRace(make_learners(6, m=3, eta=0.25, loss="logistic"), X, y)
+    race.step(120)
+    point = race.measure()
+    assert point["metric_sftrl"] == pytest.approx(roc_auc_score(y, race.predictions["sftrl"]))
+    assert point["reference"] == 0.5
+
+
+def test_a_learner_that_diverges_stops_and_the_others_go_on():
+    data = ratings()
+    race = race_on(data, eta=10.0, ogd_eta=0.1)  # FTRL and S-FTRL overshoot; OGD does not
+    while not race.done:
+        race.step(10)
+    assert set(race.stopped) == {"sftrl", "ftrl"}
+    for name, error in race.stopped.items():
+        assert isinstance(error, Diverged) and 1 <= error.t <= 150
+        start = error.t - 1 - error.row  # the first round of the chunk it stopped in
+        assert start % 10 == 0 and np.isnan(race.predictions[name][error.t - 1:]).all()
+        assert np.isfinite(race.predictions[name][:start]).all()
+        assert np.all(np.abs(race.predictions[name][:start]) <= DIVERGED)
+    point = race.measure()
+    assert np.isnan(point["metric_sftrl"]) and np.isnan(point["time_ftrl"])
+    assert np.isfinite(point["metric_ogd"]) and np.isfinite(point["time_ogd"])
+
+
+def test_a_round_that_overflows_stops_its_learner_as_before_the_chunk():
+    data = ratings()
+    race = race_on(data)
+    race.step(30)
+    race.tune(eta=1e3, ogd_eta=0.5)
+    before = race.learners["ftrl"].state_dict()
+    race.step(120)  # |z| passes 1e150 within this chunk: progressive undoes it
+    error = race.stopped["ftrl"]
+    assert 30 < error.t <= 150 and "diverged" in str(error)
+    assert np.isnan(race.predictions["ftrl"][30:]).all()
+    state = race.learners["ftrl"].state_dict()
+    assert state["t"] == 30 and np.array_equal(state["theta"], before["theta"])
+    assert "ogd" not in race.stopped
+
+
+def test_tune_goes_through_with_params_and_keeps_the_shrink_hook():
+    data = ratings()
+    race = race_on(data)
+    race.step(60)
+    learners = dict(race.learners)
+    race.tune(eta=0.1, ogd_eta=0.5)  # the values they have: nothing changes
+    assert all(race.learners[name] is learners[name] for name in LEARNERS)
+    theta = learners["ftrl"].theta()
+    race.tune(eta=0.05, ogd_eta=1.0)
+    assert all(race.learners[name] is not learners[name] for name in LEARNERS)
+    assert learners["ftrl"].eta == 0.1  # the old learners are untouched
+    np.testing.assert_allclose(race.learners["ftrl"].theta(), theta / 2, rtol=1e-15)
+    assert race.learners["ogd"].eta == 1.0 and race.learners["ogd"].t == 60
+    shrink = race.last_shrink
+    race.step(90)
+    assert race.last_shrink is not shrink and race.last_shrink.t > 60  # the hook followed
+    with pytest.raises(ValueError, match="cannot change m mid-stream"):
+        race.with_params("sftrl", m=5)
+    with pytest.raises(ValueError, match="no learner 'adam'"):
+        race.with_params("adam", eta=1.0)
+
+
+def test_a_snapshot_resumes_bit_for_bit():
+    data = ratings()
+    straight, resumed = race_on(data), race_on(data)
+    straight.step(50)
+    state = straight.state_dict()
+    straight.step(100)
+    resumed.step(120)
+    resumed.load_state_dict(state)
+    assert resumed.t == 50
+    resumed.step(100)
+    for name in LEARNERS:
+        np.testing.assert_array_equal(resumed.predictions[name], straight.predictions[name])
+        assert resumed.learners[name].state_dict().keys() == straight.learners[name].state_dict().keys()
+    np.testing.assert_array_equal(resumed.gram["-"], straight.gram["-"])
+    last = resumed.last_shrink, straight.last_shrink
+    assert (last[0].t, last[0].part) == (last[1].t, last[1].part)
+    np.testing.assert_array_equal(last[0].sigma, last[1].sigma)
+    timeless = [{key: value for key, value in race.measure().items() if not key.startswith("time_")}
+                for race in (resumed, straight)]
+    assert timeless[0] == timeless[1]
+
+
+def test_the_race_refuses_learners_it_cannot_measure():
+    learners = make_learners(5)
+    with pytest.raises(ValueError, match="learners must be sftrl, ftrl, ogd"):
+        FactorizationRace({"sftrl": learners["sftrl"]}, np.zeros((3, 5)), np.zeros(3))
+    mixed = {**learners, "ogd": make_learners(5, loss="logistic")["ogd"]}
+    with pytest.raises(ValueError, match="share one loss"):
+        FactorizationRace(mixed, np.zeros((3, 5)), np.zeros(3))
+
+
+def test_metrics():
+    rng = np.random.default_rng(0)
+    z, y = rng.normal(size=50), np.where(rng.random(50) < 0.4, 1.0, -1.0)
+    z[:5] = z[5]  # ties
+    assert progressive_auc(z, y) == pytest.approx(roc_auc_score(y, z))
+    assert np.isnan(progressive_auc(z[:3], np.ones(3)))
+    assert np.isnan(progressive_auc(np.r_[z[:9], np.nan], y[:10]))
+    assert np.isnan(rmse(np.zeros(0), np.zeros(0))) and np.isnan(rmse(np.array([np.inf]), np.ones(1)))
+    assert running_mean(np.array([3.0])).tolist() == [0.0]
+
+
+def test_the_three_streams():
+    X, y, notes = synthetic_stream(500, n_users=10, n_items=12, seed=3)
+    assert X.shape == (120, 22) and y.shape == (120,) and "only 120" in notes[0]
+    assert np.array_equal(y, synthetic_ratings(120, n_users=10, n_items=12, seed=3).y)
+    rows = np.random.default_rng(0).standard_normal((30, 4))
+    A, labels, note = binary_stream(rows, seed=1)
+    np.testing.assert_allclose(np.linalg.norm(A, axis=1), 1.0)
+    assert set(labels.tolist()) <= {-1.0, 1.0} and "unit norm" in note
+    data = ratings(100)
+    X, y, note = movielens_stream(data, 40)  # any Ratings: the columns its first rows use
+    assert X.shape[0] == 40 and X.shape[1] < data.X.shape[1] and "first n = 40" in note
+    np.testing.assert_array_equal(np.diff(X.indptr), 2)

@@ -1,0 +1,191 @@
+"""The sketched online Newton race without Panel (explorer/experiments/newton.py).
+
+Every measured number against the learners run by hand on the same rows; the exact
+curvature built from the step records against one rebuilt from the predictions; hot
+values through ``with_params``; divergence; snapshots for Back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorer.adagrad import AdaGrad
+from explorer.errors import Diverged
+from explorer.experiments.newton import (
+    KEYS, LEARNERS, ORACLE_MAX_D, SKETCH_OF, NewtonRace, best_fixed_predictor, hindsight, make_learners,
+)
+from explorer.losses import get_loss
+from explorer.newton import SketchedOnlineNewton
+from explorer.streams import linear_classification_labels, load_stream
+
+SETTINGS = dict(m=4, alpha0=0.5, eta=0.1, seed=0)
+
+
+def stream(n=150, d=10, seed=0):
+    X = load_stream("low rank + noise", n=n, d=d, seed=seed)
+    y, _ = linear_classification_labels(X, flip=0.05, seed=seed)
+    return X, y
+
+
+def race_of(X, y, names=LEARNERS, loss="squared", C=1.0, **settings):
+    learners = make_learners(names, X.shape[1], **{**SETTINGS, **settings}, loss=loss, C=C)
+    return NewtonRace(learners, X, y, loss=loss, C=C)
+
+
+def by_hand(name, X, y, loss="squared", C=1.0, **settings):
+    """(learner, cumulative loss, correct signs) of ``name`` run directly."""
+    s = {**SETTINGS, **settings}
+    if name == "ADAGRAD":
+        learner = AdaGrad(X.shape[1], variant="diag", method="cmd", eta=0.1, loss=loss)
+    else:
+        learner = SketchedOnlineNewton(X.shape[1], sketch=SKETCH_OF[name], m=s["m"], alpha0=s["alpha0"],
+                                       eta=s["eta"], seed=s["seed"], loss=loss, C=C)
+    total, correct = 0.0, 0
+    for x, label in zip(X, y):
+        correct += learner.predict(x) * label > 0
+        total += learner.learn(x, label)
+    return learner, total, correct
+
+
+@pytest.mark.parametrize("loss, C", [("squared", 1.0), ("logistic", 10.0)])
+def test_measured_numbers_are_the_learners_own(loss, C):
+    X, y = stream()
+    race = race_of(X, y, loss=loss, C=C)
+    assert race.step(60) == 60 and race.t == 60
+    point = race.measure()
+    star = float(hindsight(X, y, loss, C).loss[59])
+    assert point["loss_star"] == star
+    for name in LEARNERS:
+        learner, total, correct = by_hand(name, X[:60], y[:60], loss=loss, C=C)
+        key = KEYS[name]
+        assert point[f"loss_{key}"] == pytest.approx(total, rel=1e-12)
+        assert point[f"regret_{key}"] == point[f"loss_{key}"] - star
+        assert point[f"accuracy_{key}"] == correct / 60
+        assert point[f"kappa_{key}"] == pytest.approx(learner.condition_number(), rel=1e-9)
+        if name != "ADAGRAD":
+            assert point[f"alpha_{key}"] == learner.alpha
+            np.testing.assert_array_equal(race.learners[name].u, learner.u)
+
+
+def test_the_comparators():
+    X, y = stream(n=300, d=8, seed=1)
+    for loss in ("squared", "logistic"):
+        w = best_fixed_predictor(X, y, loss)
+        gradient = X.T @ get_loss(loss).derivative(X @ w, y) + 2e-6 * len(y) * w
+        assert np.linalg.norm(gradient) < 1e-3 * len(y)
+    h = hindsight(X, y, "squared", 0.5)
+    z = np.clip(X @ best_fixed_predictor(X, y, "squared"), -0.5, 0.5)
+    np.testing.assert_allclose(h.loss, np.cumsum((z - y) ** 2))
+    assert h.correct[-1] == np.sum(z * y > 0)
+    assert h.majority[-1] == max(np.sum(y > 0), np.sum(y < 0)) and h.majority[0] == 1
+
+
+@pytest.mark.parametrize("schedule", ["constant", "inverse_t"])
+def test_the_exact_curvature_is_the_sum_of_the_sketched_rows(schedule):
+    """From the records (gradient scale, curvature weight): the sum of ``(mu + eta_t) g_t
+    g_t^T`` that the page once rebuilt from each learner's prediction and its own copy of
+    eta_t; FD-SON with m > d keeps every row, so its H is that sum plus alpha0 I exactly."""
+    X, y = stream(n=80, d=6)
+    race = race_of(X, y, names=("RFD-SON", "FD-SON", "FULL-ON"), m=8, eta_schedule=schedule)
+    race.step(80)
+    learner = SketchedOnlineNewton(6, sketch="fd", m=8, alpha0=0.5, eta=0.1, eta_schedule=schedule)
+    expected = np.zeros((6, 6))
+    f = get_loss("squared")
+    for t, (x, label) in enumerate(zip(X, y), start=1):
+        slope = f.derivative(learner.predict(x), label)
+        eta_t = 0.1 / t if schedule == "inverse_t" else 0.1
+        expected += (learner.mu + eta_t) * slope ** 2 * np.outer(x, x)
+        learner.learn(x, label)
+    np.testing.assert_allclose(race.curvatures["FD-SON"], expected, rtol=1e-9, atol=1e-12)
+    assert "FULL-ON" not in race.curvatures  # FULL-ON is exact: nothing to compare
+    sketch, exact, alpha = race.spectrum("FD-SON")
+    np.testing.assert_allclose(sketch, exact, rtol=1e-8)  # m > d: nothing dropped
+    assert alpha == 0.5
+
+
+def test_no_exact_curvature_above_oracle_max_d():
+    X, y = stream(n=20, d=ORACLE_MAX_D + 1)
+    race = race_of(X, y, names=("RFD-SON",))
+    race.step(20)
+    assert race.curvatures == {} and race.spectrum("RFD-SON")[1] is None
+
+
+def test_tune_changes_only_what_differs_through_with_params():
+    X, y = stream()
+    race, reference = race_of(X, y), race_of(X, y)
+    race.step(40)
+    reference.step(40)
+    before = dict(race.learners)
+    race.tune(eta=0.1, alpha0=0.5, eta_schedule="constant", adagrad_eta=0.1)  # today's values
+    assert all(race.learners[name] is before[name] for name in LEARNERS)
+    race.tune(eta=0.1, alpha0=0.5, eta_schedule="constant", adagrad_eta=0.3)
+    assert race.learners["ADAGRAD"] is not before["ADAGRAD"] and race.learners["ADAGRAD"].eta == 0.3
+    assert all(race.learners[name] is before[name] for name in LEARNERS if name != "ADAGRAD")
+    race.tune(eta=0.7, alpha0=2.0, eta_schedule="inverse_t", adagrad_eta=0.3)
+    for name in LEARNERS[:-1]:
+        params = race.learners[name].get_params()
+        assert (params["eta"], params["alpha0"], params["eta_schedule"]) == (0.7, 2.0, "inverse_t")
+        assert race.learners[name].t == 40
+    race.step(20)
+    hand = reference.learners["RFD-SON"].with_params(eta=0.7, alpha0=2.0, eta_schedule="inverse_t")
+    for x, label in zip(X[40:60], y[40:60]):
+        hand.learn(x, label)
+    np.testing.assert_array_equal(race.learners["RFD-SON"].u, hand.u)
+
+
+def test_a_learner_that_diverges_leaves_the_race_and_the_others_go_on():
+    X, y = stream()
+    race = race_of(X, y, names=("RFD-SON", "ADAGRAD"))
+    race.step(10)
+
+    def overflow(x, label):
+        raise Diverged("beta overflowed", t=11)
+    race.learners["ADAGRAD"].step = overflow
+    race.step(5)
+    assert race.diverged == {"ADAGRAD": 11} and race.t == 15 and race.learners["RFD-SON"].t == 15
+    point = race.measure()
+    assert np.isnan(point["loss_adagrad"]) and np.isnan(point["accuracy_adagrad"])
+    assert np.isfinite(point["loss_rfd"])
+
+
+def test_back_through_a_snapshot_is_bit_identical_and_keeps_todays_hot_values():
+    X, y = stream()
+    race, straight = race_of(X, y), race_of(X, y)
+    race.step(30)
+    snapshot = race.state_dict()
+    race.step(50)
+    adagrad = race.learners["ADAGRAD"]
+    race.tune(eta=0.4, alpha0=1.0, eta_schedule="constant", adagrad_eta=0.1)
+    race.load_state_dict(snapshot)  # the learners as they were, with their values then
+    assert race.t == 30 and race.learners["FD-SON"].eta == 0.1 and race.learners["FD-SON"].alpha0 == 0.5
+    assert race.learners["ADAGRAD"] is adagrad  # its hot value did not change: loaded in place
+    race.step(50)
+    straight.step(80)
+    for name in LEARNERS:
+        for key, value in straight.learners[name].state_dict().items():
+            np.testing.assert_array_equal(race.learners[name].state_dict()[key], value,
+                                          err_msg=f"{name} {key}")
+    assert race.measure() == pytest.approx(straight.measure(), nan_ok=True)
+    assert race.last_shrink("RFD-SON") == straight.last_shrink("RFD-SON") is not None
+    for name, matrix in straight.curvatures.items():
+        np.testing.assert_array_equal(race.curvatures[name], matrix)
+
+
+def test_make_learners():
+    learners = make_learners(LEARNERS, 5, alpha0=0.0)
+    assert list(learners) == ["RFD-SON", "FD-SON", "RP-SON", "ADAGRAD"]  # FULL-ON needs alpha0 > 0
+    assert learners["RP-SON"].get_params()["sketch"] == "rp"
+    with pytest.raises(ValueError, match="learners must be among"):
+        make_learners(["OJA-SON"], 5)
+
+
+def test_a_race_of_no_learner_still_counts_rounds():
+    X, y = stream(n=20)
+    race = NewtonRace({}, X, y)
+    assert race.step(30) == 20 and race.t == 20 and race.learners == {} and race.diverged == {}
+    point = race.measure()
+    assert np.isnan(point["loss_rfd"]) and point["accuracy_majority"] >= 0.5
+    snapshot = race.state_dict()
+    race.load_state_dict(snapshot)
+    assert race.t == 20
