@@ -98,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         report["benchmarks"][name] = result
         seconds = result.get("seconds") if isinstance(result, dict) else None
+        seconds = seconds if isinstance(seconds, (int, float)) else None  # a dict: per method
         print(f"\n=== {name}" + (f" ({seconds:.0f} s)" if seconds is not None else "") + " ===\n")
         print(text, flush=True)
         key = getattr(module, "CORRECTNESS_KEY", default_key)

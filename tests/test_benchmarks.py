@@ -206,3 +206,13 @@ def test_lesson_slider_latency_quick(tmp_path):
     assert lesson["redraw_s"]["n"] == 2 and len(set(lesson["values"])) == 3  # each step moved the slider
     assert lesson["run_all_s"] > 0 and lesson["cells"] > 0
     assert "01_frequent_directions" in done.stdout
+
+def test_run_all_prints_a_result_whose_seconds_is_not_one_number(bench, tmp_path, monkeypatch, capsys):
+    """ada_fd_regret_T10000 reports ``seconds`` per method (a dict): the full run crashed
+    printing its header after every benchmark before it had run."""
+    per_method = SimpleNamespace(run=lambda quick: {"ok": True, "seconds": {"ADA-FFD": 1.5}},
+                                 format_results=lambda result: "per-method table")
+    monkeypatch.setattr(bench.run_all, "discover", lambda: {"per_method": "ok"})
+    monkeypatch.setattr(bench.run_all, "load", {"per_method": per_method}.get)
+    assert bench.run_all.main(["--threads", "0", "--output", str(tmp_path / "latest.json")]) == 0
+    assert "=== per_method ===" in capsys.readouterr().out
