@@ -11,7 +11,8 @@ For every class of ``tests/stateful_zoo.py`` (the zoo fails until a new class is
 - learners: ``step(x, y)`` returns a :class:`~explorer.hooks.StepRecord` whose ``loss`` is
   what ``learn`` returns, with the same state after; hooks receive that record; a row with
   NaN is refused with the state bit-identical.
-- no learner raises a divergence as anything but :class:`explorer.errors.Diverged`.
+- a learner that diverges raises :class:`explorer.errors.Diverged` and is left as it was
+  before the call; no module raises a bare ``FloatingPointError``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import pathlib
 import numpy as np
 import pytest
 
+from explorer import FTRLFM, OGD, OGDFM, AdaGrad, Adam, SketchedFTRL, SketchedOnlineNewton
 from explorer.errors import Diverged
 from explorer.hooks import StepRecord
 from explorer.params import Tunable
@@ -150,3 +152,34 @@ def test_no_learner_raises_a_bare_floating_point_error():
                     offenders.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
     assert offenders == []
     assert issubclass(Diverged, ValueError) and issubclass(Diverged, FloatingPointError)
+
+
+DIVERGING = {  # each learner with its largest step size, fed rows of norm ~1e100
+    "SketchedOnlineNewton": lambda: SketchedOnlineNewton(D, m=3, alpha0=1e-100, eta=1e100, loss="squared"),
+    "AdaGrad": lambda: AdaGrad(D, variant="ffd", tau=2, eta=1e100, loss="squared"),
+    "OGD": lambda: OGD(D, eta=1e100, loss="squared"),
+    "Adam": lambda: Adam(D, eta=1e100, loss="squared"),
+    "SketchedFTRL": lambda: SketchedFTRL(D, m=3, eta=1e100),
+    "FTRLFM": lambda: FTRLFM(D, eta=1e100),
+    "OGDFM": lambda: OGDFM(D, eta=1e100),
+}
+
+
+def test_every_labelled_learner_has_a_diverging_recipe():
+    assert sorted(DIVERGING) == sorted(name for name in LEARNERS if name not in UNLABELLED)
+
+
+@pytest.mark.parametrize("name", sorted(DIVERGING))
+@pytest.mark.parametrize("call", ["learn", "step"])
+def test_divergence_is_diverged_with_the_state_as_before_the_call(name, call):
+    """The PCA family diverges only when its eigensolver fails: tests/test_pca.py checks
+    that it is a Diverged too."""
+    learner = DIVERGING[name]()
+    rng = np.random.default_rng(0)
+    with pytest.raises(Diverged) as raised:
+        for _ in range(50):
+            x = rng.standard_normal(D) * 1e100
+            before = snapshot(learner)
+            getattr(learner, call)(x, 1.0)
+    assert_same_state(snapshot(learner), before)
+    assert raised.value.t == learner.t + 1
