@@ -33,7 +33,7 @@ from .pages.pca import AdaptivePCAPage
 from .pages.sketching import SketchingPage
 from .settings import DEFAULT_DATASET, UPLOAD, URL_NAMES, Settings, apply_query
 from .transport import Transport, reason
-from .upload import UploadedData, parse_upload
+from .upload import UploadedData, check_size, parse_upload
 
 __all__ = ["Dashboard", "create_app", "PAGES"]
 
@@ -81,6 +81,12 @@ class Dashboard(param.Parameterized):
             page.param.watch(lambda event: self._uses_changed(page), "uses_changed")
             page.on_restart = lambda: self._restart(page)
             if self._location is not None:
+                # Panel's Location.sync sets *every* synced value from the query, ``page``
+                # too, so the query must name the page shown now. It may not yet: on a tab
+                # click the first watchers of ``page`` (the intro's pn.bind) build the page
+                # before Panel's own watcher writes the new page into the URL, and the click
+                # was undone halfway (the body lagged one click behind; issue 17).
+                self._location.update_query(page=self.page)
                 self._sync_page(page)
         return self.pages[key]
 
@@ -174,6 +180,15 @@ class Dashboard(param.Parameterized):
         ticket = self._uploads
         result = await asyncio.to_thread(_read_upload, filename, content)
         return ticket == self._uploads and self._use_upload(result)
+
+    def refuse_upload(self, filename: str, n_bytes: int) -> None:
+        """The browser refused a file by its size, before reading it (nothing was sent):
+        say why. The data streamed so far stays; a parse still running is dropped."""
+        self._uploads += 1
+        try:
+            check_size(filename, n_bytes)
+        except ValueError as error:
+            self._use_upload(f"Upload refused: {error}")
 
     def _use_upload(self, result: UploadedData | str) -> bool:
         """Stream parsed data (unless the active page cannot run on it), or show why not."""

@@ -8,7 +8,10 @@ transport bar (Reset, Back, Play, Pause, Step, speed, ``t = N of n rows``), the 
 
 from __future__ import annotations
 
+import base64
+import functools
 import re
+from collections.abc import Callable
 
 import panel as pn
 import param
@@ -18,7 +21,7 @@ from .settings import ALPHA0_CHOICES, ETA_CHOICES, URL_NAMES, Settings
 from .transport import Transport
 from .upload import FORMATS, MAX_BYTES, MAX_COLUMNS, MAX_ROWS
 
-__all__ = ["layout", "FrameClock", "plain_text"]
+__all__ = ["layout", "FrameClock", "FileUpload", "plain_text"]
 
 LABELS = {"m": "m: sketch size", "alpha0": "α₀: initial regularizer", "eta": "η: learning rate",
           "dataset": "data set", "n": "n: stream length", "d": "d: dimension", "seed": "seed"}
@@ -85,6 +88,65 @@ class FrameClock(JSComponent):
     """
 
 
+class FileUpload(JSComponent):
+    """A file input that sends a file to the server only if it has at most ``max_bytes``.
+
+    The browser checks the size before it reads the file: a file too large is never read
+    nor sent, the server is told only its name and size (``on_refused(name, n_bytes)``)
+    and the box is cleared. Panel's ``FileInput`` (1.9) has no size limit: it read a 38 MB
+    file and sent it base64-encoded (51 MB) in one websocket message, over the server's
+    limit, which closed the socket and left the page dead (issue 17). A file small enough
+    arrives as ``on_file(name, content)`` (a coroutine function is scheduled).
+    """
+
+    accept = param.String(default="", doc="Comma-separated file extensions offered.")
+    max_bytes = param.Integer(default=MAX_BYTES, bounds=(0, None), doc="Largest file sent.")
+
+    _stylesheets = [""":host { display: block; }
+    input { box-sizing: border-box; width: 100%; padding: 6px; font: inherit;
+            border: 1px solid #ced4da; border-radius: 4px; background: white; }"""]
+    _esm = """
+    export function render({ model }) {
+      const input = document.createElement("input")
+      input.type = "file"
+      input.accept = model.accept
+      input.addEventListener("change", () => {
+        const file = input.files[0]
+        if (file === undefined) return
+        if (file.size > model.max_bytes) {
+          model.send_msg({kind: "refused", name: file.name, size: file.size})
+          input.value = ""
+          return
+        }
+        const reader = new FileReader()
+        reader.onload = () => {
+          const url = reader.result  // data:<type>;base64,<data>
+          model.send_msg({kind: "file", name: file.name, data: url.slice(url.indexOf(",") + 1)})
+        }
+        reader.readAsDataURL(file)
+      })
+      return input
+    }
+    """
+
+    def __init__(self, on_file: Callable, on_refused: Callable, **params):
+        super().__init__(**params)
+        self._on_file, self._on_refused = on_file, on_refused
+
+    def _handle_msg(self, msg) -> None:
+        """A message of the browser's script (data from the user: its fields are checked)."""
+        if not isinstance(msg, dict) or not isinstance(msg.get("name"), str):
+            return
+        if msg.get("kind") == "refused" and isinstance(msg.get("size"), (int, float)):
+            self._on_refused(msg["name"], int(msg["size"]))
+        elif msg.get("kind") == "file" and isinstance(msg.get("data"), str):
+            try:
+                content = base64.b64decode(msg["data"], validate=True)
+            except ValueError:  # not from this script
+                return
+            pn.state.execute(functools.partial(self._on_file, msg["name"], content))
+
+
 _MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
 
 
@@ -130,7 +192,13 @@ def _tabs(app) -> pn.Tabs:
 
     def show(key):
         if not bodies[key].objects:
-            bodies[key].objects = [app.active.views]
+            # Built without a design of their own, like the panes made before the template
+            # rendered: the template then styles them as it styled those. Made after, they
+            # would default to the session's design, applied *isolated* (Bootstrap's whole
+            # stylesheet inside each pane: 24 px headings, a checkbox over a title; issue 17).
+            with pn.config.set(design=None):
+                views = app.active.views
+            bodies[key].objects = [views]
     show(app.page)
     tabs = pn.Tabs(*[(titles[key], bodies[key]) for key in keys], active=keys.index(app.page),
                    sizing_mode="stretch_width", dynamic=False)
@@ -169,11 +237,9 @@ def _sidebar(app) -> list:
     settings.param.watch(label, "fixed_d")
     new_data = pn.widgets.Button(label="New data (next seed)", sizing_mode="stretch_width")
     new_data.on_click(lambda event: setattr(settings, "seed", (settings.seed + 1) % 2**31))
-    upload = pn.widgets.FileInput(accept=",".join(FORMATS), sizing_mode="stretch_width")
-
-    async def receive(event):  # parsed in a thread: the server answers other events meanwhile
-        await app.upload_in_background(upload.filename, event.new)
-    upload.param.watch(receive, "value")
+    # parsed in a thread (the server answers other events meanwhile); too large: never sent
+    upload = FileUpload(on_file=app.upload_in_background, on_refused=app.refuse_upload,
+                        accept=",".join(FORMATS), max_bytes=MAX_BYTES, sizing_mode="stretch_width")
     note = pn.pane.Markdown  # small grey explanation lines
     grey = {"color": "#666", "font-size": "0.9em"}
     return [

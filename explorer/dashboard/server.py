@@ -14,13 +14,18 @@ from __future__ import annotations
 import panel as pn
 
 from .app import create_app
+from .upload import MAX_BYTES
 
 __all__ = ["serve", "CHECK_SESSIONS_MS", "UNUSED_SESSION_MS", "MAX_MESSAGE_BYTES"]
 
 CHECK_SESSIONS_MS = 10_000
 UNUSED_SESSION_MS = 60_000
-MAX_MESSAGE_BYTES = 32 * 1024 * 1024
-"""Largest websocket message: an upload travels base64-encoded, so 5 MB files need ~7 MB."""
+MAX_MESSAGE_BYTES = 4 * -(-MAX_BYTES // 3) + 2**20
+"""Largest websocket message the server reads: an upload of :data:`~.upload.MAX_BYTES`
+travels base64-encoded (4/3 of it), plus 1 MB for the rest of the message. A larger
+message closes that session's websocket, so the page itself refuses larger files before
+sending them (:class:`~.layout.FileUpload`); this limit keeps a client that skips the
+check from making the server read more."""
 LOOPBACK = ("127.0.0.1", "localhost")
 
 

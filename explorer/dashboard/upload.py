@@ -34,7 +34,7 @@ import numpy as np
 
 from ..sketch import MAX_SQUARED_MASS, squared_norms
 
-__all__ = ["UploadedData", "parse_upload", "MAX_BYTES", "MAX_ROWS", "MAX_COLUMNS",
+__all__ = ["UploadedData", "parse_upload", "check_size", "MAX_BYTES", "MAX_ROWS", "MAX_COLUMNS",
            "MAX_LINE_CHARS", "FORMATS"]
 
 MAX_BYTES = 5 * 1024 * 1024
@@ -69,14 +69,29 @@ class UploadedData:
         return f"{self.name}: {n} rows x {d} columns{labels}"
 
 
+def check_size(filename: str, n_bytes: int) -> None:
+    """``ValueError`` if a file of ``n_bytes`` bytes is over :data:`MAX_BYTES`.
+
+    The dashboard's file input compares a file's size with the limit in the browser, before
+    reading it (a file too large is never sent), and explains a refusal with this message;
+    :func:`parse_upload` checks again the bytes it gets.
+
+    >>> check_size("big.csv", 38 * 2**20)
+    Traceback (most recent call last):
+    ...
+    ValueError: big.csv: the file has 38.0 MB; at most 5 MB is accepted
+    """
+    if n_bytes > MAX_BYTES:
+        raise ValueError(f"{filename or 'upload'}: the file has {n_bytes / 2**20:.1f} MB; "
+                         f"at most {MAX_BYTES // 2**20} MB is accepted")
+
+
 def parse_upload(filename: str, content: bytes) -> UploadedData:
     """Parse an uploaded file by its extension (see :data:`FORMATS`); ``ValueError`` if unusable."""
     name = str(filename or "upload")
     if content is None or len(content) == 0:
         raise ValueError(f"{name}: the file is empty")
-    if len(content) > MAX_BYTES:
-        raise ValueError(f"{name}: the file has {len(content) / 2**20:.1f} MB; "
-                         f"at most {MAX_BYTES // 2**20} MB is accepted")
+    check_size(name, len(content))
     suffix = name[name.rfind("."):].lower() if "." in name else ""
     kind = FORMATS.get(suffix)
     if kind is None:
