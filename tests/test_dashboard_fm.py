@@ -16,8 +16,8 @@ from sklearn.metrics import roc_auc_score
 
 from explorer.dashboard.app import Dashboard
 from explorer.dashboard.pages.fm import BINARY, MOVIELENS, SYNTHETIC, FactorizationPage
+from explorer.dashboard.pages.fm_figures import spectra_update
 from explorer.dashboard.settings import Settings, apply_query
-from explorer.experiments.fm import progressive_auc
 from explorer.fm import FTRLFM, OGDFM, SketchedFTRL, movielens_100k, progressive, synthetic_ratings
 from explorer.hooks import Recorder
 from explorer.streams import linear_classification_labels, load_stream
@@ -91,14 +91,6 @@ def test_binary_task_auc_matches_sklearn_on_the_shared_stream():
     ftrl = progressive(FTRLFM(12, eta=0.1, loss="logistic"), A[:150], y[:150])
     assert page.history.last()["metric_ftrl"] == pytest.approx(roc_auc_score(y[:150], ftrl["prediction"]))
     assert page.history.last()["reference"] == 0.5
-
-
-def test_progressive_auc_is_sklearns():
-    rng = np.random.default_rng(0)
-    z, y = rng.normal(size=50), np.where(rng.random(50) < 0.4, 1.0, -1.0)
-    z[:5] = z[5]  # ties
-    assert progressive_auc(z, y) == pytest.approx(roc_auc_score(y, z))
-    assert np.isnan(progressive_auc(z[:3], np.ones(3)))
 
 
 def test_spectra_are_fd_of_the_exact_sums_within_delta():
@@ -242,6 +234,17 @@ def test_too_large_eta_diverges_with_a_note_not_a_traceback():
 
 
 # -- views and refused values -------------------------------------------------------------------
+
+def test_spectra_update_patches_each_half_and_the_axes():
+    half = {"sketch": np.array([4.0, 1.0]), "exact": np.array([5.0, 2.0, 0.5]), "band": np.zeros(0), "size": 14}
+    traces, layout = spectra_update({"+": half, "-": {**half, "size": 30}}, log=True)
+    assert list(traces) == ["+ sketch", "+ exact", "+ band", "- sketch", "- exact", "- band"]
+    assert traces["+ exact"]["x"].tolist() == [1, 2, 3] and traces["- band"]["x"].size == 0
+    assert layout["xaxis"]["dtick"] == 5 and layout["yaxis2"]["type"] == "log"  # 30 directions: every 5th
+    traces, layout = spectra_update({"+": half}, log=False)
+    assert layout["xaxis"]["dtick"] == 2 and layout["yaxis"] == {"type": "linear", "rangemode": "tozero",
+                                                                 "dtick": None}
+
 
 def test_views_build_once_and_their_data_change_after_a_step():
     app = small_app()

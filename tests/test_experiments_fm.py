@@ -13,9 +13,9 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from explorer.errors import Diverged
-from explorer.experiments.fm import (DIVERGED, LEARNERS, FactorizationRace, binary_stream,
-                                     make_learners, movielens_stream, progressive_auc, rmse,
-                                     running_mean, synthetic_stream)
+from explorer.experiments.fm import (BINARY, DIVERGED, LEARNERS, MOVIELENS, ORACLE_MAX, SYNTHETIC,
+                                     FactorizationRace, binary_stream, make_learners, movielens_stream,
+                                     progressive_auc, rmse, running_mean, synthetic_stream, task_stream)
 from explorer.fm import progressive, synthetic_ratings
 
 
@@ -173,3 +173,52 @@ def test_the_three_streams():
     X, y, note = movielens_stream(data, 40)  # any Ratings: the columns its first rows use
     assert X.shape[0] == 40 and X.shape[1] < data.X.shape[1] and "first n = 40" in note
     np.testing.assert_array_equal(np.diff(X.indptr), 2)
+
+
+def test_task_stream_picks_the_stream_and_says_what_it_reads():
+    settings = dict(seed=3, n_users=10, n_items=12)
+    X, y, notes, reads = task_stream(SYNTHETIC, 50, **settings)
+    assert X.shape == (50, 22) and reads == ("n", "seed") and "synthetic_ratings, seed 3" in notes[0]
+    X, y, notes, reads = task_stream(MOVIELENS, 40, **settings, movielens=lambda: ratings(100))
+    assert X.shape[0] == 40 and reads == ("n",) and notes[0].startswith("MovieLens-100K: its first")
+
+    def missing():
+        raise FileNotFoundError("no ml-100k here")
+    X, y, notes, reads = task_stream(MOVIELENS, 50, **settings, movielens=missing)
+    assert X.shape == (50, 22) and reads == ("n", "seed") and "no ml-100k here" in notes[0]
+    rows = np.random.default_rng(0).standard_normal((30, 4))
+    A, y, notes, reads = task_stream(BINARY, 30, **settings, shared=lambda: (rows, ["shared"]))
+    assert reads == ("dataset", "n", "d", "seed") and notes[0] == "shared" and "unit norm" in notes[1]
+    np.testing.assert_array_equal(A, binary_stream(rows, seed=3)[0])
+    with pytest.raises(ValueError, match="needs shared"):
+        task_stream(BINARY, 30, **settings)
+    with pytest.raises(ValueError, match="task must be one of"):
+        task_stream("ratings", 30, **settings)
+
+
+def test_notes_name_a_sketch_with_room_for_everything_and_who_diverged():
+    data = ratings()
+    race = race_on(data)
+    assert race.notes(eta=0.1, ogd_eta=0.5) == []
+    roomy = race_on(data, m=data.X.shape[1] + 2)
+    assert roomy.notes(eta=0.1, ogd_eta=0.5)[0].startswith(f"m = {data.X.shape[1] + 2} ≥ d + 2")
+    wild = race_on(data, eta=10.0, ogd_eta=0.1)
+    wild.step(150)
+    notes = wild.notes(eta=10.0, ogd_eta=0.1)
+    assert [note.split(" diverged")[0] for note in notes] == ["S-FTRL (sketch)", "FTRL (full Θ)"]
+    assert f"round {wild.stopped['ftrl'].t} with η = 10" in notes[1]
+    wide = FactorizationRace(make_learners(ORACLE_MAX, m=4), np.zeros((3, ORACLE_MAX)), np.zeros(3))
+    assert "exact spectra (grey) are not computed" in wide.notes(eta=0.1, ogd_eta=0.5)[0]
+
+
+def test_summary_is_the_latest_point_in_words():
+    data = ratings()
+    race = race_on(data)
+    assert "t = 0 · RMSE S-FTRL – · FTRL – · OGD – · no gradient yet" in race.summary(race.measure())
+    race.step(150)
+    point = race.measure()
+    line = race.summary(point)
+    shrink = race.last_shrink
+    assert line.startswith(f"**Latest:** t = 150 · RMSE S-FTRL {point['metric_sftrl']:.4g} · ")
+    assert f"at t = {shrink.t}, δ = {shrink.delta:.3g}" in line and "(m = 4)" in line
+    assert f"memory {2 * 8 * 26:,} floats for the sketch, {26 ** 2:,} for a full Θ" in line

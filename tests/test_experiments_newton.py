@@ -14,6 +14,7 @@ from explorer.adagrad import AdaGrad
 from explorer.errors import Diverged
 from explorer.experiments.newton import (
     KEYS, LEARNERS, ORACLE_MAX_D, SKETCH_OF, NewtonRace, best_fixed_predictor, hindsight, make_learners,
+    notes, summary,
 )
 from explorer.losses import get_loss
 from explorer.newton import SketchedOnlineNewton
@@ -189,3 +190,48 @@ def test_a_race_of_no_learner_still_counts_rounds():
     snapshot = race.state_dict()
     race.load_state_dict(snapshot)
     assert race.t == 20
+
+
+def test_spectrum_bars_fall_back_to_a_racing_sketched_learner_and_pad_with_alpha():
+    X, y = stream(d=8)
+    race = race_of(X, y, names=("FD-SON", "ADAGRAD"))
+    race.step(50)
+    name, bars, exact, alpha = race.spectrum_bars("RFD-SON", 7)  # RFD-SON is not racing
+    sketch, full, _ = race.spectrum("FD-SON")
+    assert name == "FD-SON" and bars.size == 7 and alpha == 0.5
+    np.testing.assert_array_equal(bars, np.concatenate([sketch, np.full(7 - sketch.size, alpha)]))
+    np.testing.assert_array_equal(exact, full[:7])
+    assert race_of(X, y, names=("ADAGRAD",)).spectrum_bars("RFD-SON", 7) is None
+
+
+NOTE_SETTINGS = dict(d=10, m=4, alpha0=0.5, seed=3, label_noise=0.05, C=2.0, loss="squared", adagrad_eta=0.1)
+
+
+def test_notes_say_what_applies():
+    X, y = stream()
+    race = race_of(X, y)
+    said = notes(race, selected=LEARNERS, **NOTE_SETTINGS)
+    assert said == [said[0]] and "seed 3" in said[0] and "5% of them flipped" in said[0] and "−2, 2" in said[0]
+    said = notes(race, selected=LEARNERS, **{**NOTE_SETTINGS, "m": 10, "alpha0": 0.0, "loss": "logistic"})
+    assert [note.split(" ")[0] for note in said[1:]] == ["Logistic", "m", "α₀"]
+    assert said[-1].endswith("FULL-ON sits out (H₀ = α₀I must be invertible).")
+    empty = NewtonRace({}, X, y)
+    assert notes(empty, selected=(), **{**NOTE_SETTINGS, "d": ORACLE_MAX_D + 1})[1:] == [
+        "No learner is selected: tick at least one above the plots.",
+        f"d = {ORACLE_MAX_D + 1} > {ORACLE_MAX_D}: the exact spectrum (grey) is not computed."]
+    race.race.stopped["ADAGRAD"] = Diverged("overflow", t=7)
+    assert notes(race, selected=LEARNERS, **NOTE_SETTINGS)[-1] == "ADAGRAD overflowed at t = 7 and left the race: lower its η."
+
+
+def test_summary_reads_the_measured_point():
+    X, y = stream()
+    race = race_of(X, y, names=("RFD-SON", "ADAGRAD"))
+    assert summary(NewtonRace({}, X, y), {}, 150) == "**Latest:** no learner selected."
+    assert summary(race, race.measure(), 150).startswith("**Latest:** t = 0, 2 learners ready · w* has average loss")
+    race.step(100)
+    point = race.measure()
+    line = summary(race, point, 150)
+    assert f"RFD-SON {point['loss_rfd'] / 100:.3g} ({100 * point['accuracy_rfd']:.0f}%)" in line
+    assert "leader: **" in line and f"RFD-SON α = {race.learners['RFD-SON'].alpha:.3g}" in line
+    t, delta = race.last_shrink("RFD-SON")
+    assert f"(last shrink at t = {t}, δ = {delta:.3g})" in line

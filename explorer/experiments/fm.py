@@ -18,8 +18,11 @@ S-FTRL in Generalized FD, ``Theta = -eta (B+^T B+ - B-^T B-)``.
   :data:`DIVERGED`) stops and the others go on; ``eta`` changes through ``with_params``.
 - :func:`progressive_auc`, :func:`rmse`, :func:`running_mean`: the page's metrics (each
   label predicted before it is learnt) and the ratings' reference.
-- :func:`synthetic_stream`, :func:`movielens_stream`, :func:`binary_stream`: the page's
-  three tasks (one-hot ratings rows, or unit-norm rows with -1/+1 labels), with notes.
+- :func:`task_stream`: the stream of one of the page's :data:`TASKS` (through
+  :func:`synthetic_stream`, :func:`movielens_stream`, :func:`binary_stream`: one-hot ratings
+  rows, or unit-norm rows with -1/+1 labels), with notes and the settings it reads.
+- :meth:`FactorizationRace.notes` and :meth:`FactorizationRace.summary`: what the page
+  says in words (m too large to sketch, no exact spectra, who diverged; the latest point).
 
 It has the interface of :class:`explorer.race.Race` (``learners``, ``t``, ``n``, ``done``,
 ``step``, ``stopped``, ``with_params``, ``state_dict``/``load_state_dict``) but not its
@@ -38,7 +41,9 @@ FTRL's O(nnz^2) round into an O(d^2) one, and has no loop time to show.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
+
+import functools
 
 import numpy as np
 import scipy.linalg
@@ -46,16 +51,22 @@ import scipy.sparse
 import scipy.stats
 
 from ..errors import Diverged
-from ..fm import FTRLFM, OGDFM, Ratings, SketchedFTRL, one_hot, progressive, synthetic_ratings
+from ..fm import (FTRLFM, OGDFM, Ratings, SketchedFTRL, movielens_100k, one_hot, progressive,
+                  synthetic_ratings)
 from ..hooks import Recorder
 from ..streams import linear_classification_labels
 
-__all__ = ["LEARNERS", "ORACLE_MAX", "DIVERGED", "FactorizationRace", "make_learners",
-           "progressive_auc", "rmse", "running_mean", "synthetic_stream", "movielens_stream",
-           "binary_stream"]
+__all__ = ["LEARNERS", "LEARNER_NAMES", "ORACLE_MAX", "DIVERGED", "SYNTHETIC", "MOVIELENS", "BINARY",
+           "TASKS", "FactorizationRace", "make_learners", "progressive_auc", "rmse", "running_mean",
+           "task_stream", "synthetic_stream", "movielens_stream", "binary_stream", "movielens_by_time"]
 
 LEARNERS = ("sftrl", "ftrl", "ogd")
 """The learners that race: S-FTRL (the sketch), full-matrix FTRL and OGD, in legend order."""
+LEARNER_NAMES = {"sftrl": "S-FTRL (sketch)", "ftrl": "FTRL (full Θ)", "ogd": "OGD (full Θ)"}
+"""Each learner's name in legends and notes."""
+SYNTHETIC, MOVIELENS, BINARY = "ratings: synthetic", "ratings: MovieLens-100K", "binary: shared stream"
+TASKS = (SYNTHETIC, MOVIELENS, BINARY)
+"""The tasks of :func:`task_stream`: seeded synthetic ratings, MovieLens-100K's, or binary labels."""
 ORACLE_MAX = 300
 """The exact sums H+^T H+ and H-^T H- are kept (O(d^2) per round, O(d^3) per spectrum) up to this d + 1."""
 DIVERGED = 1e6
@@ -256,6 +267,45 @@ class FactorizationRace:
             out[part] = {"sketch": sigma2[:size], "exact": exact, "band": band, "size": size}
         return out
 
+    # -- in words -------------------------------------------------------------------------------
+    def notes(self, *, eta: float, ogd_eta: float) -> list[str]:
+        """What the curves need said: S-FTRL's ``m >= d + 2`` makes it FTRL, no exact spectra
+        past :data:`ORACLE_MAX`, and who diverged (with the page's ``eta`` / ``ogd_eta``)."""
+        d, m = self.X.shape[1], self.learners["sftrl"].m
+        notes = []
+        if m >= d + 2:
+            notes.append(f"m = {m} ≥ d + 2 = {d + 2}: each half of the sketch has room for every "
+                         "direction, nothing is shrunk and S-FTRL equals FTRL (their curves "
+                         "coincide). Choose a smaller m to see the sketch at work.")
+        if not self.oracle:
+            notes.append(f"d + 1 = {d + 1} > {ORACLE_MAX}: the exact spectra (grey) are not "
+                         "computed; the bars are S-FTRL's own.")
+        for key, error in self.stopped.items():
+            value = ogd_eta if key == "ogd" else eta
+            notes.append(f"{LEARNER_NAMES[key]} diverged at round {error.t} with "
+                         f"{'η₀' if key == 'ogd' else 'η'} = {value:g} (|z| > {DIVERGED:g}) and "
+                         "stopped: choose a smaller one and press Reset.")
+        return notes
+
+    def summary(self, point: Mapping[str, float]) -> str:
+        """The latest :meth:`measure` ``point`` as one line of Markdown (metrics, sign balance,
+        the sketch's ranks, last shrink and total shrink, time per round, memory)."""
+        p, sftrl = point, self.learners["sftrl"]
+        values = " · ".join(f"{label} {_number(p[f'metric_{key}'])}" for key, label in
+                            (("sftrl", "S-FTRL"), ("ftrl", "FTRL"), ("ogd", "OGD")))
+        times = ", ".join(f"{p[f'time_{key}']:.0f}" if np.isfinite(p[f"time_{key}"]) else "–"
+                          for key in LEARNERS)
+        share = (f"q > 0 on {p['share_plus']:.0%} of rounds" if np.isfinite(p["share_plus"])
+                 else "no gradient yet")
+        shrink = self.last_shrink
+        last = (f"last shrink: B{'₊' if shrink.part == '+' else '₋'} at t = {shrink.t}, "
+                f"δ = {shrink.delta:.3g}" if shrink is not None else "no shrink yet")
+        memory = 2 * sftrl.sketch.positive.capacity * (sftrl.d + 1)
+        return (f"**Latest:** t = {self.t} · {'RMSE' if self.ratings else 'AUC'} {values} · {share} · "
+                f"rank B₊ {int(p['rank_plus'])}, B₋ {int(p['rank_minus'])} (m = {sftrl.m}) · {last}, "
+                f"Δ₊ + Δ₋ = {p['delta_plus'] + p['delta_minus']:.3g} · µs/round (S-FTRL, FTRL, OGD) "
+                f"{times} · memory {memory:,} floats for the sketch, {(sftrl.d + 1) ** 2:,} for a full Θ")
+
     # -- snapshots (Back) -----------------------------------------------------------------------
     def state_dict(self) -> dict:
         """The learners' ``state_dict`` (a full ``Theta`` stored sparse for one-hot rows),
@@ -295,6 +345,40 @@ class FactorizationRace:
 
 
 # -- the streams ------------------------------------------------------------------------------
+
+def task_stream(task: str, n: int, *, seed: int, n_users: int, n_items: int,
+                shared: Callable[[], tuple] | None = None,
+                movielens: Callable[[], Ratings] | None = None):
+    """``(X, y, notes, reads)`` of one of :data:`TASKS`, ``reads`` the stream settings it
+    depends on: :func:`synthetic_stream` (``n``, ``seed``), :func:`movielens_stream` of
+    ``movielens()`` (default :func:`movielens_by_time`; ``n`` only; when it is not available,
+    the synthetic ratings with a note why), or :func:`binary_stream` of ``shared()``'s
+    ``(X, notes)`` (the shared stream: ``dataset``, ``n``, ``d``, ``seed``)."""
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {', '.join(map(repr, TASKS))}, got {task!r}")
+    if task == BINARY:
+        if shared is None:
+            raise ValueError("the binary task needs shared, a callable returning the shared stream (X, notes)")
+        X, notes = shared()
+        A, y, note = binary_stream(X, seed=seed)
+        return A, y, [*notes, note], ("dataset", "n", "d", "seed")
+    notes = []
+    if task == MOVIELENS:
+        try:
+            X, y, note = movielens_stream((movielens or movielens_by_time)(), n)
+            return X, y, [note], ("n",)
+        except (ModuleNotFoundError, FileNotFoundError) as error:
+            notes.append(f"MovieLens-100K is not available ({error}); streaming the synthetic "
+                         "ratings instead.")
+    X, y, more = synthetic_stream(n, n_users=n_users, n_items=n_items, seed=seed)
+    return X, y, [*notes, *more], ("n", "seed")
+
+
+@functools.cache
+def movielens_by_time() -> Ratings:
+    """MovieLens-100K in time order (:func:`explorer.fm.movielens_100k`), loaded once per process."""
+    return movielens_100k(order="time")
+
 
 def synthetic_stream(n: int, *, n_users: int, n_items: int, seed: int):
     """``(X, y, notes)``: ``n`` seeded MovieLens-shaped ratings as one-hot rows
@@ -382,6 +466,10 @@ def running_mean(y: np.ndarray) -> np.ndarray:
     reference = np.r_[0.0, np.cumsum(y)[:-1]] / np.maximum(seen, 1)
     reference[0] = 0.0
     return reference
+
+
+def _number(value: float) -> str:
+    return f"{value:.4g}" if np.isfinite(value) else "–"
 
 
 def _drop_rounding(values: np.ndarray) -> np.ndarray:

@@ -15,7 +15,8 @@ Luo et al. JMLR 2019; ADAGRAD: Duchi et al. 2011, the papers' first-order baseli
   matrix it sketches, :math:`\sum_s (\mu + \eta_s) g_s g_s^T`, built from its step records
   (:meth:`SketchedOnlineNewton.curvature_weight` times ``gradient_scale ** 2 x x^T``, while
   d <= :data:`ORACLE_MAX_D`), and measures one point of the page's curves
-  (:meth:`NewtonRace.measure`).
+  (:meth:`NewtonRace.measure`);
+- :func:`notes` and :func:`summary`: what the page says about a race, as text.
 
 >>> import numpy as np
 >>> from explorer.streams import linear_classification_labels, low_rank_plus_noise
@@ -45,7 +46,7 @@ from ..newton import SketchedOnlineNewton
 from ..race import Race
 
 __all__ = ["LEARNERS", "SKETCHED", "SKETCH_OF", "KEYS", "ORACLE_MAX_D", "Hindsight", "NewtonRace",
-           "best_fixed_predictor", "hindsight", "make_learners"]
+           "best_fixed_predictor", "hindsight", "make_learners", "notes", "summary"]
 
 LEARNERS = ("RFD-SON", "FD-SON", "RP-SON", "FULL-ON", "ADAGRAD")
 """The learners that race, in legend order."""
@@ -237,6 +238,20 @@ class NewtonRace:
             exact = np.maximum(exact, 0.0) + learner.alpha0
         return sigma ** 2 + learner.alpha, exact, learner.alpha
 
+    def spectrum_bars(self, preferred: str, size: int):
+        """What the page's spectrum plot draws: ``(name, bars, exact, alpha)`` for learner
+        ``preferred``, or the first racing one of :data:`SKETCHED` if it is not racing
+        (None if none is): its first ``size`` eigenvalues along the sketch, padded with
+        ``alpha`` (:meth:`spectrum`), and the first ``size`` exact ones (or None)."""
+        racing = self.learners
+        name = preferred if preferred in racing else next((n for n in SKETCHED if n in racing), None)
+        if name is None:
+            return None
+        sketch, exact, alpha = self.spectrum(name)
+        bars = np.full(size, alpha)
+        bars[:min(size, sketch.size)] = sketch[:size]
+        return name, bars, None if exact is None else exact[:size], alpha
+
     def last_shrink(self, name: str) -> tuple[int, float] | None:
         """``(round, delta)`` of learner ``name``'s last sketch shrink, None before the first."""
         return self.shrinks.get(name)
@@ -263,3 +278,62 @@ class NewtonRace:
         self.correct, self.shrinks = dict(state["correct"]), dict(state["shrinks"])
         self.curvatures = {name: matrix.copy() for name, matrix in state["curvatures"].items()}
 
+
+
+# -- what the page says ----------------------------------------------------------------------------
+def notes(race: NewtonRace, *, selected, d: int, m: int, alpha0: float, seed: int, label_noise: float,
+          C: float, loss: str, adagrad_eta: float) -> list[str]:
+    """The notes under the page's title for ``race`` on these settings (``selected``: the
+    ticked learners, FULL-ON among them even when ``alpha0 = 0`` keeps it out of the race):
+    the labels and slab, then each caveat that applies (logistic ADAGRAD leaving the slab,
+    no learner, ``m >= d``, ``alpha0 = 0``, no exact spectrum, a learner that diverged)."""
+    out = [(f"Labels: y = sign(vᵀx) for a random unit vector v (seed {seed}), "
+            f"{100 * label_noise:g}% of them flipped. The learners play "
+            f"clip(wᵀx, −{C:g}, {C:g}); "
+            f"ADAGRAD uses its own step size η = {adagrad_eta:g} (the shared η is "
+            f"SON's curvature weight μ + η).")]
+    if loss == "logistic" and "ADAGRAD" in race.learners:
+        out.append(f"Logistic loss: the SON learners stay in the slab |wᵀx| ≤ {C:g} "
+                   f"(loss ≥ log(1 + e^−{C:g}) ≈ {np.log1p(np.exp(-C)):.2g} "
+                   f"a row), as w* does here; ADAGRAD is not confined, so its regret can go "
+                   f"below 0.")
+    if not race.learners:
+        out.append("No learner is selected: tick at least one above the plots.")
+    if m >= d:
+        out.append(f"m = {m} ≥ d = {d}: the sketches keep every direction, so FD-SON "
+                   f"is FULL-ON and RFD-SON's α never grows. Choose m < d.")
+    if alpha0 == 0:
+        out.append("α₀ = 0 (the JMLR 'hyperparameter-free' setting): FD-SON and RP-SON "
+                   "use the pseudo-inverse, κ(H) = ∞ is not drawn"
+                   + (", and FULL-ON sits out (H₀ = α₀I must be invertible)."
+                      if "FULL-ON" in selected else "."))
+    if d > ORACLE_MAX_D:
+        out.append(f"d = {d} > {ORACLE_MAX_D}: the exact spectrum (grey) is not computed.")
+    for name, t in race.diverged.items():
+        out.append(f"{name} overflowed at t = {t} and left the race"
+                   + (": lower its η." if name == "ADAGRAD" else "."))
+    return out
+
+
+def summary(race: NewtonRace, point: Mapping[str, float], n_rows: int) -> str:
+    """The page's one line about the latest :meth:`NewtonRace.measure` ``point`` (at round
+    ``race.t`` of ``n_rows``): each learner's average loss and accuracy, the leader, and
+    RFD-SON's alpha with its last shrink."""
+    t, racing, diverged = race.t, race.learners, race.diverged
+    if not racing:
+        return "**Latest:** no learner selected."
+    if t == 0:
+        return (f"**Latest:** t = 0, {len(racing)} learners ready · w* has average loss "
+                f"{race.hindsight.loss[-1] / n_rows:.3g} on the whole stream")
+    parts = [f"{name} overflowed" if name in diverged else
+             f"{name} {point[f'loss_{KEYS[name]}'] / t:.3g} ({100 * point[f'accuracy_{KEYS[name]}']:.0f}%)"
+             for name in racing]
+    alive = {n: point[f"loss_{KEYS[n]}"] for n in racing if n not in diverged}
+    best = f" · leader: **{min(alive, key=alive.get)}**" if alive else ""
+    shrink = ""
+    if "RFD-SON" in racing:
+        last = race.last_shrink("RFD-SON")
+        shrink = (f" · RFD-SON α = {racing['RFD-SON'].alpha:.3g}"
+                  + (f" (last shrink at t = {last[0]}, δ = {last[1]:.3g})" if last
+                     else " (no shrink yet)"))
+    return "**Latest:** average loss (accuracy): " + ", ".join(parts) + best + shrink

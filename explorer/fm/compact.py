@@ -246,7 +246,7 @@ def _check_norms(squared: np.ndarray, name: str) -> None:
         _check_norm(float(squared[over[0]]), np.zeros(0), f"{name} row {int(over[0])}")
 
 
-def check_labels(y, n: int, loss_name: str, name: str = "y") -> np.ndarray:
+def check_labels(y, n: int, loss: str, name: str = "y") -> np.ndarray:
     """n labels as :func:`explorer.losses.check_label` accepts them (``|y| <= MAX_LABEL``), as a
     float array; the first bad one is named."""
     try:
@@ -258,7 +258,7 @@ def check_labels(y, n: int, loss_name: str, name: str = "y") -> np.ndarray:
         raise ValueError(f"{name} must hold one label per row ({n}), got shape {shape}")
     if labels.dtype.kind not in "biuf":  # strings, complex, objects: name the first one refused
         for t, label in enumerate(y if isinstance(y, (list, tuple)) else labels.tolist()):
-            check_label(label, loss_name, name=f"{name}[{t}]", bound=MAX_LABEL)
+            check_label(label, loss, name=f"{name}[{t}]", bound=MAX_LABEL)
     labels = labels.astype(float)
-    check_labels_of(labels, loss_name, name, bound=MAX_LABEL)
+    check_labels_of(labels, loss, name, bound=MAX_LABEL)
     return labels

@@ -3,7 +3,8 @@ r"""The factorization-machine page: sketched FTRL (S-FTRL) against full FTRL and
 Luo, Zhang, Zhang, Zhu, Zhang, Pei (KDD 2018), *Sketched follow-the-regularized-leader for
 online factorization machine*; docs/algorithms.md section 6. This module is the view: the
 race of the three learners (:mod:`explorer.fm`), their divergence, the exact spectra S-FTRL's
-sketch is measured against and the metrics are :class:`explorer.experiments.fm.FactorizationRace`.
+sketch is measured against, the metrics and the notes are
+:class:`explorer.experiments.fm.FactorizationRace`; the streams :func:`~explorer.experiments.fm.task_stream`.
 After every step the page records
 
 - the progressive RMSE (ratings: squared loss ``(z - b)^2 / 2``) or the progressive AUC
@@ -32,21 +33,17 @@ their whole current ``Theta`` (each learner's ``with_params(eta=...)``); OGD's o
 
 from __future__ import annotations
 
-import numpy as np
 import panel as pn
 import param
 
-from ...experiments.fm import (DIVERGED, LEARNERS, ORACLE_MAX, FactorizationRace, binary_stream,
-                                make_learners, movielens_stream, synthetic_stream)
-from ...fm import movielens_100k
+from ...experiments.fm import (BINARY, LEARNER_NAMES, LEARNERS, MOVIELENS, SYNTHETIC, TASKS,
+                                FactorizationRace, make_learners, task_stream)
 from ..live import LivePlot, explanation, finite, plot_cell
 from ..page import Page
 from . import fm_figures as figures
 
-__all__ = ["FactorizationPage", "TASKS"]
+__all__ = ["FactorizationPage", "TASKS", "SYNTHETIC", "MOVIELENS", "BINARY"]
 
-SYNTHETIC, MOVIELENS, BINARY = "ratings: synthetic", "ratings: MovieLens-100K", "binary: shared stream"
-TASKS = (SYNTHETIC, MOVIELENS, BINARY)
 OGD_ETAS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 TITLES = {"metric": "Progressive error of the three learners",
@@ -96,7 +93,6 @@ class FactorizationPage(Page):
     fm_log_spectra = param.Boolean(default=True, doc="Log scale for the spectra of B+ and B-.")
 
     def __init__(self, settings, **params):
-        self._movielens = None
         super().__init__(settings, **params)
         self.param.watch(self._ogd_eta_changed, "ogd_eta")
 
@@ -105,43 +101,14 @@ class FactorizationPage(Page):
     def ratings(self) -> bool:
         return self.fm_task != BINARY
 
-    def _uses(self) -> tuple[str, ...]:
-        if self.fm_task == SYNTHETIC:
-            return ("n", "seed", "m", "eta")
-        if self.fm_task == MOVIELENS and self._real_movielens:
-            return ("n", "m", "eta")
-        if self.fm_task == MOVIELENS:
-            return ("n", "seed", "m", "eta")
-        return ("dataset", "n", "d", "seed", "m", "eta")
-
     def _stream(self):
-        """This task's rows and notes: CSR one-hot rows (ratings in ``_y``), or the shared stream's
-        rows scaled to unit norm (±1 labels in ``_y``); the settings the task reads follow."""
-        X, self._y, notes = self._task_stream()
-        self.set_uses(self._uses())
+        """This task's rows and notes (:func:`~explorer.experiments.fm.task_stream`, labels or
+        ratings in ``_y``); the settings the task reads follow."""
+        X, self._y, notes, reads = task_stream(self.fm_task, self.settings.n, seed=self.settings.seed,
+                                               n_users=self.fm_users, n_items=self.fm_items,
+                                               shared=self.settings.stream)
+        self.set_uses((*reads, "m", "eta"))
         return X, notes
-
-    def _task_stream(self):
-        """``(X, y, notes)`` of the current task."""
-        self._real_movielens = False
-        if self.fm_task == BINARY:
-            X, notes = self.settings.stream()
-            A, y, note = binary_stream(X, seed=self.settings.seed)
-            return A, y, [*notes, note]
-        notes = []
-        if self.fm_task == MOVIELENS:
-            try:
-                if self._movielens is None:
-                    self._movielens = movielens_100k(order="time")
-                X, y, note = movielens_stream(self._movielens, self.settings.n)
-                self._real_movielens = True
-                return X, y, [note]
-            except (ModuleNotFoundError, FileNotFoundError) as error:
-                notes.append(f"MovieLens-100K is not available ({error}); streaming the synthetic "
-                             "ratings instead.")
-        X, y, more = synthetic_stream(self.settings.n, n_users=self.fm_users, n_items=self.fm_items,
-                                      seed=self.settings.seed)
-        return X, y, [*notes, *more]
 
     # -- the race ---------------------------------------------------------------------------
     def _build(self, X) -> None:
@@ -173,21 +140,7 @@ class FactorizationPage(Page):
             self._update_views()
 
     def _notes(self) -> list[str]:
-        d, m = self._X.shape[1], self.settings.m
-        notes = []
-        if m >= d + 2:
-            notes.append(f"m = {m} ≥ d + 2 = {d + 2}: each half of the sketch has room for every "
-                         "direction, nothing is shrunk and S-FTRL equals FTRL (their curves "
-                         "coincide). Choose a smaller m to see the sketch at work.")
-        if not self.race.oracle:
-            notes.append(f"d + 1 = {d + 1} > {ORACLE_MAX}: the exact spectra (grey) are not "
-                         "computed; the bars are S-FTRL's own.")
-        for key, error in self.race.stopped.items():
-            eta = self.ogd_eta if key == "ogd" else self.settings.eta
-            notes.append(f"{figures.LEARNER_NAMES[key]} diverged at round {error.t} with "
-                         f"{'η₀' if key == 'ogd' else 'η'} = {eta:g} (|z| > {DIVERGED:g}) and "
-                         "stopped: choose a smaller one and press Reset.")
-        return notes
+        return self.race.notes(eta=self.settings.eta, ogd_eta=self.ogd_eta)
 
     def _measure(self) -> dict[str, float]:
         return self.race.measure()
@@ -249,7 +202,7 @@ class FactorizationPage(Page):
     def _update_views(self) -> None:
         h = self.history
         t = h["t"]
-        name = figures.LEARNER_NAMES
+        name = LEARNER_NAMES
         reference = "running mean rating" if self.ratings else "chance (AUC = 0.5)"
         self.plots["metric"].update(
             {**{name[key]: {"x": t, "y": finite(h[f"metric_{key}"])} for key in LEARNERS},
@@ -263,43 +216,6 @@ class FactorizationPage(Page):
             "mass → B₋": {"x": t, "y": finite(h["mass_minus"])}})
         self.plots["time"].update({name[key]: {"x": t, "y": finite(h[f"time_{key}"])}
                                    for key in LEARNERS})
-        self._update_spectra()
-        self.summary.object = self._summary()
-
-    def _update_spectra(self) -> None:
-        traces, size = {}, 1
-        for part, values in self.race.spectra(self.settings.m).items():
-            size = max(size, values["size"])
-            x = np.arange(1, values["size"] + 1)
-            traces[f"{part} sketch"] = {"x": x[:values["sketch"].size], "y": values["sketch"]}
-            traces[f"{part} exact"] = {"x": x[:values["exact"].size], "y": values["exact"]}
-            traces[f"{part} band"] = {"x": x[:values["band"].size], "y": values["band"]}
-        dtick = 1 if size <= 12 else 2 if size <= 24 else 5
-        axis = ({"type": "log", "rangemode": "normal", "dtick": 1} if self.fm_log_spectra
-                else {"type": "linear", "rangemode": "tozero", "dtick": None})
-        self.plots["spectra"].update(traces, layout={"yaxis": axis, "yaxis2": axis,
-                                                     "xaxis": {"dtick": dtick}, "xaxis2": {"dtick": dtick}})
-
-    def _summary(self) -> str:
-        """The latest step's record as one line of text."""
-        p = self.history.last()
-        metric = "RMSE" if self.ratings else "AUC"
-        values = " · ".join(f"{label} {_number(p[f'metric_{key}'])}" for key, label in
-                            (("sftrl", "S-FTRL"), ("ftrl", "FTRL"), ("ogd", "OGD")))
-        times = ", ".join(f"{p[f'time_{key}']:.0f}" if np.isfinite(p[f"time_{key}"]) else "–"
-                          for key in LEARNERS)
-        share = (f"q > 0 on {p['share_plus']:.0%} of rounds" if np.isfinite(p["share_plus"])
-                 else "no gradient yet")
-        shrink = self.race.last_shrink
-        last = (f"last shrink: B{'₊' if shrink.part == '+' else '₋'} at t = {shrink.t}, "
-                f"δ = {shrink.delta:.3g}" if shrink is not None else "no shrink yet")
-        sftrl = self.race.learners["sftrl"]
-        memory = 2 * sftrl.sketch.positive.capacity * (sftrl.d + 1)
-        return (f"**Latest:** t = {self.t} · {metric} {values} · {share} · rank B₊ "
-                f"{int(p['rank_plus'])}, B₋ {int(p['rank_minus'])} (m = {self.settings.m}) · {last}, "
-                f"Δ₊ + Δ₋ = {p['delta_plus'] + p['delta_minus']:.3g} · µs/round (S-FTRL, FTRL, OGD) "
-                f"{times} · memory {memory:,} floats for the sketch, {(sftrl.d + 1) ** 2:,} for a full Θ")
-
-
-def _number(value: float) -> str:
-    return f"{value:.4g}" if np.isfinite(value) else "–"
+        self.plots["spectra"].update(*figures.spectra_update(self.race.spectra(self.settings.m),
+                                                             log=self.fm_log_spectra))
+        self.summary.object = self.race.summary(self.history.last())

@@ -13,13 +13,13 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ...experiments.fm import LEARNER_NAMES
 from ...plots import line_chart
 from ...plots.style import COLORS, EXACT_GREY, HEIGHT, MARGIN
 
-__all__ = ["metric_figure", "spectra_figure", "balance_figure", "time_figure",
-           "LEARNER_NAMES", "LEARNER_COLORS", "PART_COLORS", "BASELINE"]
+__all__ = ["metric_figure", "spectra_figure", "spectra_update", "balance_figure", "time_figure",
+           "LEARNER_COLORS", "PART_COLORS", "BASELINE"]
 
-LEARNER_NAMES = {"sftrl": "S-FTRL (sketch)", "ftrl": "FTRL (full Θ)", "ogd": "OGD (full Θ)"}
 LEARNER_COLORS = {"sftrl": COLORS[1], "ftrl": EXACT_GREY, "ogd": COLORS[2]}
 PART_COLORS = {"+": COLORS[3], "-": COLORS[4]}
 BASELINE = "reference"
@@ -59,6 +59,22 @@ def spectra_figure() -> go.Figure:
     fig.update_xaxes(title_text="direction i", dtick=1)
     fig.update_yaxes(title_text="eigenvalue", row=1, col=1)
     return fig
+
+
+def spectra_update(spectra, *, log: bool) -> tuple[dict, dict]:
+    """``(traces, layout)`` patching :func:`spectra_figure` with ``spectra`` (per half, as
+    :meth:`~explorer.experiments.fm.FactorizationRace.spectra` gives them): bars, exact values
+    and band on ``1 .. size``, a readable x tick step, and a log (or linear from 0) y axis."""
+    traces, size = {}, 1
+    for part, values in spectra.items():
+        size = max(size, values["size"])
+        x = np.arange(1, values["size"] + 1)
+        for kind in ("sketch", "exact", "band"):
+            traces[f"{part} {kind}"] = {"x": x[:values[kind].size], "y": values[kind]}
+    dtick = 1 if size <= 12 else 2 if size <= 24 else 5
+    axis = ({"type": "log", "rangemode": "normal", "dtick": 1} if log
+            else {"type": "linear", "rangemode": "tozero", "dtick": None})
+    return traces, {"yaxis": axis, "yaxis2": axis, "xaxis": {"dtick": dtick}, "xaxis2": {"dtick": dtick}}
 
 
 def balance_figure() -> go.Figure:

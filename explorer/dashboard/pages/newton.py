@@ -29,7 +29,7 @@ import numpy as np
 import panel as pn
 import param
 
-from ...experiments.newton import KEYS, LEARNERS, ORACLE_MAX_D, SKETCHED, NewtonRace, make_learners
+from ...experiments.newton import KEYS, LEARNERS, SKETCHED, NewtonRace, make_learners, notes, summary
 from ...streams import linear_classification_labels
 from ..live import LivePlot, finite, plot_cell
 from ...plots import METHOD_COLORS
@@ -134,33 +134,10 @@ class NewtonPage(Page):
         self.record()
 
     def _notes(self) -> list[str]:
-        s, d = self.settings, self._X.shape[1]
-        notes = [(f"Labels: y = sign(vᵀx) for a random unit vector v (seed {s.seed}), "
-                  f"{100 * self.label_noise:g}% of them flipped. The learners play "
-                  f"clip(wᵀx, −{self.slab:g}, {self.slab:g}); "
-                  f"ADAGRAD uses its own step size η = {self.adagrad_eta:g} (the shared η is "
-                  f"SON's curvature weight μ + η).")]
-        if self.son_loss == "logistic" and "ADAGRAD" in self.race.learners:
-            notes.append(f"Logistic loss: the SON learners stay in the slab |wᵀx| ≤ {self.slab:g} "
-                         f"(loss ≥ log(1 + e^−{self.slab:g}) ≈ {np.log1p(np.exp(-self.slab)):.2g} "
-                         f"a row), as w* does here; ADAGRAD is not confined, so its regret can go "
-                         f"below 0.")
-        if not self.race.learners:
-            notes.append("No learner is selected: tick at least one above the plots.")
-        if s.m >= d:
-            notes.append(f"m = {s.m} ≥ d = {d}: the sketches keep every direction, so FD-SON "
-                         f"is FULL-ON and RFD-SON's α never grows. Choose m < d.")
-        if s.alpha0 == 0:
-            notes.append("α₀ = 0 (the JMLR 'hyperparameter-free' setting): FD-SON and RP-SON "
-                         "use the pseudo-inverse, κ(H) = ∞ is not drawn"
-                         + (", and FULL-ON sits out (H₀ = α₀I must be invertible)."
-                            if "FULL-ON" in self.learners else "."))
-        if d > ORACLE_MAX_D:
-            notes.append(f"d = {d} > {ORACLE_MAX_D}: the exact spectrum (grey) is not computed.")
-        for name, t in self.race.diverged.items():
-            notes.append(f"{name} overflowed at t = {t} and left the race"
-                         + (": lower its η." if name == "ADAGRAD" else "."))
-        return notes
+        s = self.settings
+        return notes(self.race, selected=self.learners, d=self._X.shape[1], m=s.m, alpha0=s.alpha0,
+                     seed=s.seed, label_noise=self.label_noise, C=self.slab, loss=self.son_loss,
+                     adagrad_eta=self.adagrad_eta)
 
     def _measure(self) -> dict[str, float]:
         return self.race.measure()
@@ -238,49 +215,23 @@ class NewtonPage(Page):
         self.summary.object = self._summary()
 
     def _update_spectrum(self) -> None:
-        racing = self.race.learners
-        name = self.spectrum_learner if self.spectrum_learner in racing else next(
-            (n for n in SKETCHED if n in racing), None)
-        if name is None:
+        size = min(self._X.shape[1], self.settings.m + 6)
+        shown = self.race.spectrum_bars(self.spectrum_learner, size)
+        if shown is None:
             self.plots["spectrum"].update({key: {"x": [], "y": []} for key in ("sketch", "exact", "alpha")})
             return
-        sketch, exact, alpha = self.race.spectrum(name)
-        size = min(self._X.shape[1], self.settings.m + 6)
+        name, bars, exact, alpha = shown
         x = np.arange(1, size + 1)
-        bars = np.full(size, alpha)
-        bars[:min(size, sketch.size)] = sketch[:size]
-        color = METHOD_COLORS[name]
         self.plots["spectrum"].update({
             "sketch": {"x": x, "y": positive_or_nan(bars), "name": f"{name}: σᵢ²(B) + α",
-                       "marker": {"color": color}},
-            "exact": {"x": x, "y": positive_or_nan(exact[:size]) if exact is not None else []},
+                       "marker": {"color": METHOD_COLORS[name]}},
+            "exact": {"x": x, "y": positive_or_nan(exact) if exact is not None else []},
             "alpha": {"x": [0.5, size + 0.5], "y": positive_or_nan(np.full(2, alpha))}},
             layout={"xaxis": {"dtick": 1 if size <= 20 else 5}})
 
     def _summary(self) -> str:
         """The latest step's record as one line of text."""
-        point, t, racing, diverged = self.history.last(), self.t, self.race.learners, self.race.diverged
-        if not racing:
-            return "**Latest:** no learner selected."
-        if t == 0:
-            return (f"**Latest:** t = 0, {len(racing)} learners ready · w* has average loss "
-                    f"{self.race.hindsight.loss[-1] / self.n_rows:.3g} on the whole stream")
-        parts = []
-        for name in racing:
-            key = KEYS[name]
-            if name in diverged:
-                parts.append(f"{name} overflowed")
-                continue
-            parts.append(f"{name} {point[f'loss_{key}'] / t:.3g} ({100 * point[f'accuracy_{key}']:.0f}%)")
-        alive = {n: point[f"loss_{KEYS[n]}"] for n in racing if n not in diverged}
-        best = f" · leader: **{min(alive, key=alive.get)}**" if alive else ""
-        shrink = ""
-        if "RFD-SON" in racing:
-            last = self.race.last_shrink("RFD-SON")
-            shrink = (f" · RFD-SON α = {racing['RFD-SON'].alpha:.3g}"
-                      + (f" (last shrink at t = {last[0]}, δ = {last[1]:.3g})" if last
-                         else " (no shrink yet)"))
-        return "**Latest:** average loss (accuracy): " + ", ".join(parts) + best + shrink
+        return summary(self.race, self.history.last(), self.n_rows)
 
 
 def positive_or_nan(values) -> np.ndarray:
