@@ -65,7 +65,7 @@ class Race:
             raise ValueError(f"y must have one entry per row of X ({self.X.shape[0]}), got shape {self.y.shape}")
         if measure is not None and not callable(measure):
             raise ValueError(f"measure must be a callable(race) -> dict, got {type(measure).__name__}")
-        self.measure = measure
+        self._extra_columns = measure
         self.t = 0
         self.records: dict[str, Any] = {}
         self.totals = {name: 0.0 for name in self.learners}
@@ -130,9 +130,13 @@ class Race:
             record = self.records.get(name)
             point[f"loss.{name}"] = record.loss if record is not None and record.t == self.t else np.nan
             point[f"total.{name}"] = self.totals[name]
-        if self.measure is not None:
-            point.update(self.measure(self))
+        point.update(self.measure())
         self.history.append(**point)
+
+    def measure(self) -> dict[str, float]:
+        """The extra columns of a history point: ``measure(race)`` of the constructor, or
+        nothing; a family's race (:mod:`explorer.experiments`) overrides this."""
+        return {} if self._extra_columns is None else dict(self._extra_columns(self))
 
     # -- hyper-parameters ------------------------------------------------------------------
     def with_params(self, name: str, **changes: Any) -> None:

@@ -241,7 +241,7 @@ def test_back_after_a_page_option_restarted_the_race():
     fresh = small_page(son_loss="logistic")
     fresh.step(25)
     assert page.t == transport.t == 25 and page.race.learners["RFD-SON"].loss == "logistic"
-    assert page.race.race.totals == pytest.approx(fresh.race.race.totals, rel=1e-12)
+    assert page.race.totals == pytest.approx(fresh.race.totals, rel=1e-12)
     assert page.history.last() == pytest.approx(fresh.history.last(), rel=1e-12, nan_ok=True)
     # a page on its own refuses a snapshot of the race before the restart
     snapshot = (fresh.step(5), fresh.snapshot())[1]

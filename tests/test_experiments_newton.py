@@ -219,7 +219,7 @@ def test_notes_say_what_applies():
     assert notes(empty, selected=(), **{**NOTE_SETTINGS, "d": ORACLE_MAX_D + 1})[1:] == [
         "No learner is selected: tick at least one above the plots.",
         f"d = {ORACLE_MAX_D + 1} > {ORACLE_MAX_D}: the exact spectrum (grey) is not computed."]
-    race.race.stopped["ADAGRAD"] = Diverged("overflow", t=7)
+    race.stopped["ADAGRAD"] = Diverged("overflow", t=7)
     assert notes(race, selected=LEARNERS, **NOTE_SETTINGS)[-1] == "ADAGRAD overflowed at t = 7 and left the race: lower its η."
 
 

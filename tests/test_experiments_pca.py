@@ -96,7 +96,7 @@ def test_tune_changes_eta_and_alpha_through_with_params():
     events = race.recorders["adaptive"].events("fixed_share")
     assert events[-1].t == 51 and events[-1].alpha == 1e-2  # the recorder listens to the new learner
     by_hand = same["adaptive"].with_params(eta=5.0, alpha=1e-2)  # the old learner is untouched
-    assert race.race.records["adaptive"] == by_hand.step(race.X[50])
+    assert race.records["adaptive"] == by_hand.step(race.X[50])
 
 
 def test_back_to_a_snapshot_replays_the_same_numbers():

@@ -7,9 +7,9 @@ frequent directions*, TPAMI 2022, section 5; Duchi, Hazan & Singer, JMLR 2011):
 - :func:`targets`: the paper's tasks on any rows ``X``: ``y = X beta_*`` for the absolute
   loss (the comparator suffers 0, so regret is the cumulative loss), or ``sign(w_*^T x)``
   with 5% flipped for the squared hinge loss;
-- :class:`AdaGradRace`: the learners of :data:`explorer.adagrad.LEARNERS` (built by
-  :func:`explorer.adagrad.make_learner`) in an :class:`explorer.race.Race`, measured
-  against that comparator. From each round's :class:`~explorer.hooks.StepRecord` it keeps
+- :class:`AdaGradRace`: an :class:`explorer.race.Race` of the learners of
+  :data:`explorer.adagrad.LEARNERS` (built by :func:`explorer.adagrad.make_learner`),
+  measured against that comparator. From each round's :class:`~explorer.hooks.StepRecord` it keeps
   the rank of the two sketches row by row, the last shrink of each, and the wall time of
   each learner's round (the gap between consecutive step records); a learner that
   diverges (:class:`~explorer.errors.Diverged`) leaves the race and the others go on.
@@ -28,7 +28,6 @@ frequent directions*, TPAMI 2022, section 5; Duchi, Hazan & Singer, JMLR 2011):
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import numpy as np
 
@@ -62,13 +61,16 @@ def targets(X: np.ndarray, loss: str, seed: int | None) -> tuple[np.ndarray, np.
     raise ValueError(f"loss must be one of {', '.join(map(repr, LOSSES))}, got {loss!r}")
 
 
-class AdaGradRace:
-    """The learners of :data:`~explorer.adagrad.LEARNERS` raced on the rows ``X``.
+class AdaGradRace(Race):
+    """The learners of :data:`~explorer.adagrad.LEARNERS` raced on the rows ``X``: a
+    :class:`~explorer.race.Race` (``learners``, ``t``, ``totals``, ``stopped``, ...) plus the
+    measurements of this family.
 
     ``loss`` picks the task (:func:`targets`, from ``seed``); ``method``, ``eta``,
     ``delta`` (None: the paper's, per variant) and ``tau`` are the learners' arguments
     (OGD and Adam take ``eta`` and ``loss`` only). ADA-FULL sits out when ``d >``
-    ``full_max_d``. ``race`` is the :class:`~explorer.race.Race` playing them.
+    ``full_max_d``. :meth:`measure` is the race's measure: a recorded history point holds
+    its columns.
     """
 
     def __init__(self, X, *, loss: str = "absolute", method: str = "cmd", eta: float = 0.01,
@@ -76,13 +78,13 @@ class AdaGradRace:
                  full_max_d: int = FULL_MAX_D):
         X = np.asarray(X, dtype=float)
         n, d = X.shape
-        self.y, self.comparator = targets(X, loss, seed)
-        comparator_losses = get_loss(loss).value(X @ self.comparator, self.y)
+        y, self.comparator = targets(X, loss, seed)
+        comparator_losses = get_loss(loss).value(X @ self.comparator, y)
         self.comparator_cumulative = np.concatenate(([0.0], np.cumsum(comparator_losses)))
         self.names = tuple(key for key in LEARNERS if key != "full" or d <= full_max_d)
         learners = {key: make_learner(key, d, eta=eta, loss=loss, method=method, delta=delta, tau=tau)
                     for key in self.names}
-        self.race = Race(learners, X, self.y)
+        super().__init__(learners, X, y)
         self.ranks = {key: np.zeros(n, dtype=np.int64) for key in SKETCHED}
         """The rank of each sketch after every round (entry t - 1 is after round t)."""
         self.seconds = {key: np.nan for key in self.names}
@@ -94,18 +96,9 @@ class AdaGradRace:
 
     # -- the learners -------------------------------------------------------------------
     @property
-    def learners(self) -> dict[str, Any]:
-        """The current learner objects (:meth:`tune` may replace them)."""
-        return self.race.learners
-
-    @property
-    def t(self) -> int:
-        return self.race.t
-
-    @property
     def diverged(self) -> dict[str, int]:
         """``{key: round}`` of the learners that diverged and left the race."""
-        return {key: error.t for key, error in self.race.stopped.items()}
+        return {key: error.t for key, error in self.stopped.items()}
 
     def _listen(self, key: str) -> None:
         """Book each round of learner ``key`` from its step record and shrink event."""
@@ -122,10 +115,11 @@ class AdaGradRace:
                 self.ranks[key][event.t - 1] = event.rank
         self.learners[key].add_hook(hook)
 
-    def step(self, k: int = 1) -> int:
-        """Play the next ``k`` rows (fewer at the end) on every learner still racing."""
+    def step(self, k: int = 1, *, record: bool = True) -> int:
+        """Play the next ``k`` rows (fewer at the end) on every learner still racing, then
+        record one history point unless told not to (:meth:`explorer.race.Race.step`)."""
         self._clock = time.perf_counter()  # the first learner's round starts now
-        return self.race.step(k, record=False)
+        return super().step(k, record=record)
 
     def tune(self, *, eta: float, delta: float | None) -> None:
         """Give the learners these hot values through their ``with_params``: ``eta`` to
@@ -138,23 +132,23 @@ class AdaGradRace:
                 wanted["delta"] = default_delta(key, params["method"]) if delta is None else delta
             changes = {name: value for name, value in wanted.items() if params[name] != value}
             if changes:
-                self.race.with_params(key, **changes)
+                self.with_params(key, **changes)
                 self._listen(key)
 
     # -- measurements -------------------------------------------------------------------
     def cumulative_loss(self, key: str) -> float:
         """The sum of the losses learner ``key`` suffered on rounds 1..t."""
-        return self.race.totals[key]
+        return self.totals[key]
 
     def measure(self) -> dict[str, float]:
         """One point of the page's curves at round t: per learner key ``regret_<key>``
         (cumulative loss minus the comparator's) and ``ms_<key>`` (milliseconds per round),
         NaN for a learner not racing or stopped; ``rank_fd``, ``rank_ffd``."""
-        t, stopped = self.t, self.race.stopped
+        t, stopped = self.t, self.stopped
         point = {}
         for key in LEARNERS:
             if key in self.names and key not in stopped:
-                point[f"regret_{key}"] = float(self.race.totals[key] - self.comparator_cumulative[t])
+                point[f"regret_{key}"] = float(self.totals[key] - self.comparator_cumulative[t])
                 point[f"ms_{key}"] = 1e3 * self.seconds[key]
             else:
                 point[f"regret_{key}"] = point[f"ms_{key}"] = np.nan
@@ -180,13 +174,13 @@ class AdaGradRace:
 
     # -- snapshots (Back) ---------------------------------------------------------------
     def state_dict(self) -> dict:
-        """Plain arrays: the race's state (every learner's ``state_dict``) and the last
-        shrinks (frozen events). The ranks after each round need no copy: rounds replayed
-        after a Back write the same values."""
-        return {"race": self.race.state_dict(), "shrinks": dict(self.shrinks)}
+        """Plain arrays: the race's state (:meth:`explorer.race.Race.state_dict`) and the
+        last shrinks (frozen events). The ranks after each round need no copy: rounds
+        replayed after a Back write the same values."""
+        return {**super().state_dict(), "shrinks": dict(self.shrinks)}
 
     def load_state_dict(self, state: dict) -> None:
         """Go back to a :meth:`state_dict` of this race, learners in place (their hyper-
         parameters are the snapshot's: :meth:`tune` gives them today's)."""
-        self.race.load_state_dict(state["race"])
+        super().load_state_dict(state)
         self.shrinks = dict(state["shrinks"])

@@ -43,6 +43,7 @@ import scipy.optimize
 from ..adagrad import AdaGrad
 from ..losses import get_loss
 from ..newton import SketchedOnlineNewton
+from .._validation import check_int
 from ..race import Race
 
 __all__ = ["LEARNERS", "SKETCHED", "SKETCH_OF", "KEYS", "ORACLE_MAX_D", "Hindsight", "NewtonRace",
@@ -134,21 +135,21 @@ def _check_names(names) -> None:
         raise ValueError(f"learners must be among {', '.join(LEARNERS)}, got {unknown}")
 
 
-class NewtonRace:
-    """``learners`` (name in :data:`LEARNERS` -> learner) raced on the labelled rows ``(X, y)``.
+class NewtonRace(Race):
+    """``learners`` (name in :data:`LEARNERS` -> learner) raced on the labelled rows ``(X, y)``:
+    a :class:`~explorer.race.Race` (``learners``, ``t``, ``totals``, ``stopped``, ...; a
+    learner that diverges, :class:`~explorer.errors.Diverged`, leaves the race and the
+    others go on) plus the measurements of this family.
 
-    :meth:`step` plays rows through an :class:`explorer.race.Race` (``race``: a learner
-    that diverges, :class:`~explorer.errors.Diverged`, leaves the race and the others go
-    on) and keeps, from each round's step record, the correct signs and the exact curvature
-    of the sketched learners. ``loss`` and ``C`` are the comparator's (the learners').
-    With no learner (a page with none ticked) it only counts the rounds.
+    :meth:`step` also keeps, from each round's step record, the correct signs and the exact
+    curvature of the sketched learners. ``loss`` and ``C`` are the comparator's (the
+    learners'). With no learner (a page with none ticked) it only counts the rounds.
+    :meth:`measure` is the race's measure: a recorded history point holds its columns.
     """
 
     def __init__(self, learners: Mapping[str, Any], X, y, *, loss: str = "squared", C: float = 1.0):
         _check_names(learners)
-        self.X, self.y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
-        self.race = Race(learners, self.X, self.y) if learners else None  # None: no one races
-        self.t = 0
+        super().__init__(learners, X, y)
         self.hindsight = hindsight(self.X, self.y, loss, C)
         d = self.X.shape[1]
         self.correct = {name: 0 for name in learners}
@@ -157,30 +158,27 @@ class NewtonRace:
         self.shrinks: dict[str, tuple[int, float]] = {}
 
     @property
-    def learners(self) -> dict[str, Any]:
-        """The current learner objects (:meth:`tune` replaces them)."""
-        return self.race.learners if self.race is not None else {}
-
-    @property
     def diverged(self) -> dict[str, int]:
         """``{name: round}`` of the learners that diverged and left the race."""
-        return {name: error.t for name, error in self.race.stopped.items()} if self.race is not None else {}
+        return {name: error.t for name, error in self.stopped.items()}
 
-    def step(self, k: int = 1) -> int:
-        """Play the next ``k`` rows (fewer at the end); returns the rows played."""
-        k = max(0, min(int(k), self.X.shape[0] - self.t))
-        if self.race is not None:
-            for _ in range(k):
-                x, label = self.X[self.race.t], self.y[self.race.t]
-                self.race.step(1, record=False)
-                self._account(x, label)
-        self.t += k
+    def step(self, k: int = 1, *, record: bool = True) -> int:
+        """Play the next ``k`` rows (fewer at the end), booking each round, then record one
+        history point unless told not to (:meth:`explorer.race.Race.step`); returns the
+        rows played."""
+        k = min(check_int("k", k, minimum=0), self.n - self.t)
+        for _ in range(k):
+            x, label = self.X[self.t], self.y[self.t]
+            super().step(1, record=False)
+            self._account(x, label)
+        if record and k:
+            self.record()
         return k
 
     def _account(self, x: np.ndarray, label: float) -> None:
         """Book the round just played from each learner's record."""
-        for name, record in self.race.records.items():
-            if record.t != self.race.t:
+        for name, record in self.records.items():
+            if record.t != self.t:
                 continue
             self.correct[name] += record.prediction * label > 0
             if record.shrink is not None:
@@ -200,7 +198,7 @@ class NewtonRace:
             params = learner.get_params()
             changes = {key: value for key, value in wanted.items() if params[key] != value}
             if changes:
-                self.race.with_params(name, **changes)
+                self.with_params(name, **changes)
 
     # -- measurements -----------------------------------------------------------------------
     def measure(self) -> dict[str, float]:
@@ -217,7 +215,7 @@ class NewtonRace:
         for name in LEARNERS:
             key, learner = KEYS[name], self.learners.get(name)
             alive = learner is not None and name not in diverged
-            total = self.race.totals[name] if alive else np.nan
+            total = self.totals[name] if alive else np.nan
             point[f"loss_{key}"] = total
             point[f"regret_{key}"] = total - star
             point[f"accuracy_{key}"] = self.correct[name] / t if alive and t else np.nan
@@ -258,23 +256,20 @@ class NewtonRace:
 
     # -- snapshots (Back) -----------------------------------------------------------------------
     def state_dict(self) -> dict:
-        """Plain arrays: the race's state (every learner's ``state_dict``) and the counts."""
-        return {"t": self.t, "race": self.race.state_dict() if self.race is not None else None,
-                "correct": dict(self.correct), "shrinks": dict(self.shrinks),
+        """Plain arrays: the race's state (:meth:`explorer.race.Race.state_dict`) and the counts."""
+        return {**super().state_dict(), "correct": dict(self.correct), "shrinks": dict(self.shrinks),
                 "curvatures": {name: matrix.copy() for name, matrix in self.curvatures.items()}}
 
     def load_state_dict(self, state: dict) -> None:
         """Go back to a :meth:`state_dict` of this race, with the hyper-parameters the
         learners had then (:meth:`tune` gives them today's): in place, except for a learner
         whose hot values changed since, which is rebuilt from its state."""
-        if self.race is not None:
-            for name, learner_state in state["race"]["learners"].items():
-                learner = self.race.learners[name]
-                if any(learner_state[key] != value for key, value in learner.get_params().items()
-                       if key in learner.HOT):
-                    self.race.learners[name] = type(learner).from_state_dict(learner_state)
-            self.race.load_state_dict(state["race"])
-        self.t = state["t"]
+        for name, learner_state in state["learners"].items():
+            learner = self.learners[name]
+            if any(learner_state[key] != value for key, value in learner.get_params().items()
+                   if key in learner.HOT):
+                self.learners[name] = type(learner).from_state_dict(learner_state)
+        super().load_state_dict(state)
         self.correct, self.shrinks = dict(state["correct"]), dict(state["shrinks"])
         self.curvatures = {name: matrix.copy() for name, matrix in state["curvatures"].items()}
 

@@ -46,6 +46,7 @@ import scipy.linalg
 from ..hooks import Recorder
 from ..pca import (FollowTheLeaderPCA, OnlineAdaptivePCA, TheorySettings, best_fixed_projection,
                    pca_theory_settings)
+from .._validation import check_int
 from ..race import Race
 from ..streams import changing_subspace
 
@@ -147,54 +148,45 @@ def make_learners(d: int, k: int, *, eta: float, alpha: float, seed: int | None)
             "static": OnlineAdaptivePCA(d, k, eta=eta, alpha=0.0, seed=seed)}
 
 
-class AdaptivePCARace:
+class AdaptivePCARace(Race):
     """The three learners of :func:`make_learners` raced on ``X`` (row t in segment
-    ``segment[t]``), rank ``k``.
+    ``segment[t]``), rank ``k``: a :class:`~explorer.race.Race` (``learners``, ``t``,
+    ``totals``, ``stopped``, ...; a learner whose eigensolver fails,
+    :class:`~explorer.errors.Diverged`, leaves the race and the others go on) plus the
+    measurements of this family.
 
-    :meth:`step` plays rows through an :class:`explorer.race.Race` (``race``; a learner
-    that diverges, :class:`~explorer.errors.Diverged`, leaves the race and the others go
-    on) and sums the density learners' expected losses from their step records
+    :meth:`step` also sums the density learners' expected losses from their step records
     (``expected``); a :class:`~explorer.hooks.Recorder` on each density learner keeps its
     last ``"fixed_share"`` and ``"cap"`` event. :meth:`tune` changes eta and alpha
     mid-stream (the learners' ``with_params``): adaptive PCA gets both, static online PCA
-    only eta (its alpha stays 0).
+    only eta (its alpha stays 0). :meth:`measure` is the race's measure: a recorded
+    history point holds its columns.
     """
 
     def __init__(self, X, segment, k: int, *, eta: float, alpha: float, seed: int | None):
-        self.X = np.asarray(X, dtype=float)
+        X = np.asarray(X, dtype=float)
+        super().__init__(make_learners(X.shape[1], k, eta=eta, alpha=alpha, seed=seed), X)
         self.segment = np.asarray(segment)
         self.k = k
-        self.race = Race(make_learners(self.X.shape[1], k, eta=eta, alpha=alpha, seed=seed), self.X)
         self.hindsight = hindsight(self.X, self.segment, k)
         self.expected = dict.fromkeys(DENSITY_LEARNERS, 0.0)
         self.recorders = {name: Recorder(kinds=_EVENTS, limit=1) for name in DENSITY_LEARNERS}
         for name in DENSITY_LEARNERS:
             self.learners[name].add_hook(self.recorders[name])
 
-    @property
-    def learners(self) -> dict[str, Any]:
-        """The current learner objects (:meth:`tune` replaces them)."""
-        return self.race.learners
-
-    @property
-    def t(self) -> int:
-        """Rows played."""
-        return self.race.t
-
-    @property
-    def stopped(self) -> dict[str, Any]:
-        """``{name: Diverged}`` of the learners that left the race (their eigensolver failed)."""
-        return self.race.stopped
-
-    def step(self, k: int = 1) -> int:
-        """Play the next ``k`` rows (fewer at the end); returns the rows played."""
-        k = max(0, min(int(k), self.X.shape[0] - self.race.t))
+    def step(self, k: int = 1, *, record: bool = True) -> int:
+        """Play the next ``k`` rows (fewer at the end), adding up the expected losses, then
+        record one history point unless told not to (:meth:`explorer.race.Race.step`);
+        returns the rows played."""
+        k = min(check_int("k", k, minimum=0), self.n - self.t)
         for _ in range(k):
-            self.race.step(1, record=False)
+            super().step(1, record=False)
             for name in DENSITY_LEARNERS:
-                record = self.race.records.get(name)
-                if record is not None and record.t == self.race.t:
-                    self.expected[name] += record.expected_loss
+                played = self.records.get(name)
+                if played is not None and played.t == self.t:
+                    self.expected[name] += played.expected_loss
+        if record and k:
+            self.record()
         return k
 
     def tune(self, *, eta: float, alpha: float) -> None:
@@ -206,13 +198,13 @@ class AdaptivePCARace:
             params = learner.get_params()
             changes = {key: value for key, value in wanted.items() if params[key] != value}
             if changes:
-                self.race.with_params(name, **changes)
+                self.with_params(name, **changes)
                 self.learners[name].add_hook(self.recorders[name])
 
     # -- measurements -----------------------------------------------------------------------
     def segment_now(self) -> int:
         """The segment of the last row played (segment 0 before the first)."""
-        return int(self.segment[max(self.race.t - 1, 0)])
+        return int(self.segment[max(self.t - 1, 0)])
 
     def measure(self) -> dict[str, float]:
         """One point of the page's curves at the current round.
@@ -229,9 +221,9 @@ class AdaptivePCARace:
         """
         s, h = self.segment_now(), self.hindsight
         C, best = h.covariances[s], h.best_variance[s]
-        learners, totals = self.learners, self.race.totals
+        learners, totals = self.learners, self.totals
         point = {"segment": float(s), "loss_ftl": totals["ftl"],
-                 "loss_best": float(h.cumulative[self.race.t]), "loss_static": self.expected["static"],
+                 "loss_best": float(h.cumulative[self.t]), "loss_static": self.expected["static"],
                  "loss_adaptive": self.expected["adaptive"], "loss_sampled": totals["adaptive"],
                  "overlap_adaptive": captured_share(learners["adaptive"].subspace(), C, best),
                  "overlap_static": captured_share(learners["static"].subspace(), C, best),
@@ -255,16 +247,16 @@ class AdaptivePCARace:
 
     # -- snapshots (Back) -----------------------------------------------------------------------
     def state_dict(self) -> dict:
-        """The race's state (every learner's ``state_dict``), the expected-loss sums and the
-        last recorded events."""
-        return {"race": self.race.state_dict(), "expected": dict(self.expected),
+        """The race's state (:meth:`explorer.race.Race.state_dict`), the expected-loss sums
+        and the last recorded events."""
+        return {**super().state_dict(), "expected": dict(self.expected),
                 "events": {name: [event for kind in _EVENTS for event in self.recorders[name].events(kind)]
                            for name in DENSITY_LEARNERS}}
 
     def load_state_dict(self, state: dict) -> None:
         """Go back to a :meth:`state_dict` of this race, in place: the learners get the
         hyper-parameters they had then (:meth:`tune` gives them today's)."""
-        self.race.load_state_dict(state["race"])
+        super().load_state_dict(state)
         self.expected = dict(state["expected"])
         for name in DENSITY_LEARNERS:
             self.recorders[name].replace(state["events"][name])

@@ -119,7 +119,7 @@ class AdaGradPage(Page):
 
     def _advance(self, rows: np.ndarray) -> None:
         stopped = len(self.diverged)
-        self.experiment.step(rows.shape[0])
+        self.experiment.step(rows.shape[0], record=False)
         if len(self.diverged) != stopped:  # eta too large: say who stopped, and when
             self.update_notes()
 

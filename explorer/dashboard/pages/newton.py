@@ -109,7 +109,7 @@ class NewtonPage(Page):
 
     def _advance(self, rows: np.ndarray) -> None:
         diverged = len(self.race.diverged)
-        self.race.step(len(rows))
+        self.race.step(len(rows), record=False)
         if len(self.race.diverged) != diverged:
             self.update_notes()
 

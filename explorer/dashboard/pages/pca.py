@@ -119,7 +119,7 @@ class AdaptivePCAPage(Page):
 
     def _advance(self, rows: np.ndarray) -> None:
         stopped = len(self.race.stopped)
-        self.race.step(rows.shape[0])
+        self.race.step(rows.shape[0], record=False)
         if len(self.race.stopped) != stopped:
             self.update_notes()
 
