@@ -7,6 +7,7 @@ numbers behind it against the sketch API and explorer.metrics directly.
 from __future__ import annotations
 
 import io
+import re
 import time
 
 import numpy as np
@@ -72,6 +73,29 @@ def test_the_papers_guarantees_hold_along_the_whole_stream():
         assert np.all(h[f"error_fd_{variant}"] <= h["bound_fd"] * (1 + 1e-9) + 1e-9)
         assert np.all(h[f"error_rfd_{variant}"] <= h["bound_rfd"] * (1 + 1e-9) + 1e-9)
         assert np.all(h[f"kappa_rfd_{variant}"] <= h[f"kappa_fd_{variant}"] * (1 + 1e-9))  # Theorem 4
+
+
+D3_FORMAT = re.compile(r"^(?:(.)?([<>=^]))?([+\-( ])?([$#])?(0)?(\d+)?(,)?(\.\d+)?(~)?([efgrs%pbodxXc])?$")
+"""d3-format's specifier grammar (github.com/d3/d3-format, ``formatSpecifier``)."""
+
+
+def test_before_the_first_shrink_errors_are_zero_and_error_ticks_have_a_d3_format():
+    """Issue 17: "error FD 3.36e-16 <= 0" and curves above the zero bounds before the
+    first shrink; the error axis labelled 0.5e-15 "0.5f" (Plotly's SI prefix)."""
+    app = small_app()
+    page = app.active
+    page.views
+    for _ in range(3):
+        app.transport.step()
+    assert page.sketches.fd["exact"].delta_total == 0.0
+    assert "error FD 0 ≤ 0, RFD 0 ≤ 0" in page.summary.object
+    plot = page.plots["error"]
+    for name in ("FD error (exact)", "RFD error (exact)", "FD error (fast)", "RFD error (fast)"):
+        y, bound = np.asarray(plot.trace(name).y), np.asarray(plot.trace("FD bound").y)
+        assert np.all(y <= bound), name
+    tickformat = plot.figure.layout.yaxis.tickformat
+    assert tickformat and D3_FORMAT.match(tickformat) and not tickformat.endswith("s")
+    assert plot.pane.layout["yaxis"]["tickformat"] == tickformat  # what the browser gets
 
 
 def test_last_shrink_comes_from_a_recorder_and_shows_in_the_spectrum():

@@ -109,3 +109,25 @@ def test_load_refuses_another_comparison():
         SketchComparison(12, 4, alpha0=1.0).load_state_dict(race.state_dict())
     with pytest.raises(ValueError, match="'m'"):
         SketchComparison(12, 5, alpha0=0.5).load_state_dict(race.state_dict())
+
+
+def test_rounding_noise_before_the_first_shrink_is_reported_as_zero_not_as_a_violated_bound():
+    """Issue 17: before any shrink (delta_total == 0) the sketch holds A exactly, so the
+    error is 0 <= Delta = 0 by Theorem 3; the dense error matrix gave ~5e-16 > bound 0."""
+    from explorer.metrics import ROUNDING_LEVEL, gram_covariance_error
+    race = SketchComparison(X.shape[1], 4, alpha0=0.5)
+    for row in X[:3]:  # one row at a time, as Step does: the Gram sum rounds
+        race.extend(row[None])
+    raw = [gram_covariance_error(race.gram, s) for s in (*race.fd.values(), *race.rfd.values())]
+    assert max(raw) > 0.0  # the noise the page drew above its bound
+    point = race.measure()
+    assert point["bound_fd"] == point["bound_rfd"] == 0.0
+    for v in SKETCH_VARIANTS:
+        assert race.fd[v].delta_total == race.rfd[v].delta_total == 0.0
+        assert point[f"error_fd_{v}"] == point[f"error_rfd_{v}"] == 0.0
+    # after a shrink a real error stays as measured, and is far above the rounding level
+    race = comparison(rows=X[:6])
+    point = race.measure()
+    assert race.fd["exact"].delta_total > 0
+    assert point["error_fd_exact"] == gram_covariance_error(race.gram, race.fd["exact"])
+    assert point["error_fd_exact"] > 1e6 * ROUNDING_LEVEL * race.eigenvalues()[0]

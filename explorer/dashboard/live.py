@@ -129,7 +129,14 @@ class LivePlot:
 
 
 def _plain(value):
-    """A trace property as JSON-ready data (numpy arrays stay arrays: they go as binary)."""
+    """A trace property as JSON-ready data (numpy arrays stay arrays: they go as binary).
+
+    A 2-D array (a heatmap's ``z``) goes as a list of its rows, each a 1-D array: Bokeh
+    sends an n-d array as one flat typed array (its shape beside it, which Plotly does
+    not read), so Plotly took ``z`` for 1-D and drew a diagonal of cells (issue 17).
+    """
+    if isinstance(value, np.ndarray) and value.ndim >= 2:
+        return [_plain(row) for row in value]
     if isinstance(value, BasePlotlyType):
         return value.to_plotly_json()
     if isinstance(value, tuple):

@@ -21,6 +21,8 @@ FD_COLOR, RFD_COLOR = METHOD_COLORS["FD"], METHOD_COLORS["RFD"]
 LIGHT = {"FD": "#9ecae1", "RFD": "#f4a6a6"}
 """Light tints of FD's and RFD's colours: the spectrum's bars before the shrink."""
 SPECTRUM_PANELS = {"FD": FD_COLOR, "RFD": RFD_COLOR}
+ERROR_TICKFORMAT = "~g"
+"""The error axis's tick labels (d3-format): 0.5, 12.5, 1e-15, never an SI "f" or "µ"."""
 
 
 def spectrum_figure() -> go.Figure:
@@ -69,6 +71,8 @@ def error_figure() -> go.Figure:
     fig = line_chart([0.0], {name: [np.nan] for name in names}, colors=names,
                      dashed=["FD bound", "RFD bound (half)"],
                      x_title="t (rows seen)", y_title="spectral error", height=HEIGHT)
+    # a d3 format: Plotly's default SI prefixes wrote 1e-15 as "1f" (read as a broken format)
+    fig.update_yaxes(tickformat=ERROR_TICKFORMAT)
     return _dot_fast(fig)
 
 

@@ -1,0 +1,82 @@
+"""Issue 17, defects 2 and 3, read from the page a student sees in a real browser.
+
+2. The PCA page's heatmap got ``z`` as one flat typed array (Bokeh sends an n-d array
+   flat, its shape beside it, which Plotly does not read) and drew a diagonal staircase
+   instead of the 16 x T grid of W_t's eigenvalue weights.
+3. The sketching page's error axis labelled 0.5e-15 "0.5f" (Plotly's SI prefixes) while
+   rounding noise was drawn above the zero bounds before the first shrink.
+
+The server and the helpers are those of ``test_dashboard_browser.py`` (its own server for
+this module). Every wait polls on the browser's clock; no fixed sleep is an assertion.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from test_dashboard_browser import server  # noqa: F401  (the module-scoped fixture, used here)
+from test_dashboard_browser import (SMALL, button, counter, open_page, real_errors, traces,
+                                    wait_until)
+
+from explorer.dashboard.pages.pca import AdaptivePCAPage
+from explorer.dashboard.settings import Settings
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+HEATMAP = """el => {
+  const i = el.data.findIndex(d => d.type === "heatmap")
+  const z = el.data[i].z, calc = el.calcdata && el.calcdata[i] && el.calcdata[i][0].z
+  return {x: el.data[i].x.length, y: el.data[i].y.length, rows: z.length,
+          widths: Array.from(z, row => row == null || row.length === undefined ? -1 : row.length),
+          drawnRows: calc ? calc.length : -1}
+}"""
+
+
+def test_the_pca_heatmap_gets_a_2d_z_in_the_browser(server, page):
+    """After three steps the heatmap's z in Plotly's gd.data is rows x T (16 x 4 here:
+    the 3k + 10 smallest eigenvalues of W_t, one column per measurement)."""
+    errors = open_page(page, server["url"] + "?page=pca&n=300&d=20")
+    counter(page, 0).wait_for()
+    for t in (1, 2, 3):
+        button(page, "Step").click()
+        counter(page, t).wait_for()
+    rows = AdaptivePCAPage(Settings(n=300, d=20)).heatmap_rows()
+    assert rows == 16
+    figure = page.locator(".js-plotly-plot").filter(visible=True)
+
+    def shape():
+        for i in range(figure.count()):
+            found = figure.nth(i).evaluate("el => (el.data || []).some(d => d.type === 'heatmap')")
+            if found:
+                return figure.nth(i).evaluate(HEATMAP)
+        return None
+
+    wait_until(lambda: (s := shape()) is not None and s["x"] == 4, page)
+    got = shape()
+    assert got["y"] == rows and got["rows"] == rows, got
+    assert got["widths"] == [got["x"]] * rows, got  # every row a row of T values, not a flat array
+    assert got["drawnRows"] == rows, got  # Plotly's own calcdata is the same 2-D grid
+    assert real_errors(errors) == []
+
+
+SI_OR_BAD = re.compile(r"\d[yzafpnµmkMGTPEZY]$|[a-z]$")
+
+
+def test_the_error_axis_ticks_are_numbers_and_errors_sit_on_their_zero_bounds(server, page):
+    """Before the first shrink (m = 5, t = 3) the errors drawn are exactly 0, on their zero
+    bounds, and the error axis's tick labels are plain numbers (no "0.5f", "1f")."""
+    errors = open_page(page, server["url"] + "?" + SMALL)
+    counter(page, 0).wait_for()
+    for t in (1, 2, 3):
+        button(page, "Step").click()
+        counter(page, t).wait_for()
+    wait_until(lambda: len(traces(page, "error")["FD error (exact)"]) == 4, page)
+    drawn = traces(page, "error")
+    for name in ("FD error (exact)", "RFD error (exact)", "FD error (fast)", "RFD error (fast)"):
+        values = [v for v in drawn[name] if v is not None]
+        assert values and all(v == 0 for v in values), (name, values)
+    ticks = page.locator(".js-plotly-plot").nth(2).locator(".ytick text").evaluate_all(
+        "els => els.map(el => el.textContent)")  # SVG text: no innerText
+    assert ticks and not [tick for tick in ticks if SI_OR_BAD.search(tick.strip())], ticks
+    assert real_errors(errors) == []
