@@ -134,6 +134,17 @@ def shown_t(page) -> int:
     return int(page.get_by_text(re.compile(r"^t = \d+$")).first.inner_text().split("=")[1])
 
 
+def step_twice_and_see_plots_change(page, figures) -> None:
+    """From t = 0, press Step twice (the counter says 1, then 2) and wait until
+    ``figures(page)`` differs from what it was before."""
+    counter(page, 0).wait_for()
+    before = figures(page)
+    for t in (1, 2):
+        button(page, "Step").click()
+        counter(page, t).wait_for()
+    wait_until(lambda: figures(page) != before, page)
+
+
 def wait_until(condition, page, timeout_ms: int = TIMEOUT_MS) -> None:
     """Poll ``condition`` (Panel's ``wait_until``: the browser's clock, never time.sleep)."""
     waited = 0
@@ -259,12 +270,7 @@ def test_each_family_page_loads_steps_and_redraws(server, page, key):
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(server["url"] + f"?page={key}&n=300&d=20")
     page.locator(".js-plotly-plot .plot-container.plotly").first.wait_for()
-    counter(page, 0).wait_for()
-    before = all_figures(page)
-    for t in (1, 2):
-        button(page, "Step").click()
-        counter(page, t).wait_for()
-    wait_until(lambda: all_figures(page) != before, page)
+    step_twice_and_see_plots_change(page, all_figures)
     page.wait_for_function("() => /[?&]t=2(&|$)/.test(location.search)")
     assert query(page)["page"] == key
     assert real_errors(errors) == []

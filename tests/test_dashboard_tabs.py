@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from test_dashboard_browser import server  # noqa: F401  (the module-scoped fixture, used here)
 from test_dashboard_browser import (SMALL, TIMEOUT_MS, button, counter, open_page, query,
-                                    real_errors, wait_until)
+                                    real_errors, step_twice_and_see_plots_change, wait_until)
 
 from explorer.dashboard.app import PAGES
 from explorer.dashboard.live import PlotlyView
@@ -110,12 +110,7 @@ def test_every_tab_click_shows_that_pages_plots(server, page):
         page.wait_for_function(f"() => /[?&]page={cls.key}(&|$)/.test(location.search)")
         assert heading_sizes(page) == headings, cls.key
         if cls.key not in stepped:  # first visit: the transport drives this page's plots
-            counter(page, 0).wait_for()
-            before = visible_figures(page)
-            for t in (1, 2):
-                button(page, "Step").click()
-                counter(page, t).wait_for()
-            wait_until(lambda: visible_figures(page) != before, page)
+            step_twice_and_see_plots_change(page, visible_figures)
             assert any(f["points"] > 0 for f in visible_figures(page)), cls.key
             stepped.add(cls.key)
         else:  # back on a page: its own t and plots
