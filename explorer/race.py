@@ -148,8 +148,9 @@ class Race:
 
     # -- snapshots (Back) ------------------------------------------------------------------
     def state_dict(self) -> dict:
-        """Plain arrays and numbers: every learner's ``state_dict``, ``t``, the totals, and
-        which learners stopped and why (the history is the caller's to truncate)."""
+        """Every learner's ``state_dict`` (plain arrays), ``t``, the totals, which learners
+        stopped and why, and the last records (frozen, so kept as they are); the history
+        is the caller's to truncate."""
         return {"t": self.t, "totals": dict(self.totals),
                 "learners": {name: learner.state_dict() for name, learner in self.learners.items()},
                 "stopped": {name: (str(error), error.row, error.t) for name, error in self.stopped.items()},

@@ -51,6 +51,18 @@ def assert_finite_state(learner) -> None:
     assert nonfinite_entries(learner.state_dict()) == []
 
 
+def learn_each_or_refuse(learner, X, y) -> None:
+    """Learn the rows one by one: each is learned with a finite state, or refused
+    (ValueError) with the state exactly as before it."""
+    for x, label in zip(X, y):
+        before = learner.state_dict()
+        try:
+            learner.learn(x, label)
+        except ValueError:
+            assert_same_state(before, learner.state_dict())
+        assert_finite_state(learner)
+
+
 # -- the issue's reproducers ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", NAMES)
@@ -151,13 +163,7 @@ def test_jumps_in_scale_are_learned_or_refused_up_front(name, scale):
     learner = warmed_up(name)
     X = decaying_spectrum(30, D, seed=25)
     y, _ = linear_regression_targets(X, seed=26)
-    for x, label in zip(X[:10] * scale, y[:10] * scale):
-        before = learner.state_dict()
-        try:
-            learner.learn(x, label)
-        except ValueError:
-            assert_same_state(before, learner.state_dict())
-        assert_finite_state(learner)
+    learn_each_or_refuse(learner, X[:10] * scale, y[:10] * scale)
     assert np.isfinite(learner.learn_many(X[10:], y[10:])).all()
     assert_finite_state(learner)
 
@@ -188,13 +194,7 @@ def test_subnormal_gradients_are_learned_or_refused(name):
     X = decaying_spectrum(40, D, seed=31) * 1e-160
     y, _ = linear_regression_targets(X, seed=32)
     learner = make(name, "squared")
-    for x, label in zip(X, y):
-        before = learner.state_dict()
-        try:
-            learner.learn(x, label)
-        except ValueError:
-            assert_same_state(before, learner.state_dict())
-        assert_finite_state(learner)
+    learn_each_or_refuse(learner, X, y)
     if name.startswith("ffd"):
         assert learner.rank > 0 and learner.proximal.orthonormality_error() < 1e-12
 
