@@ -10,12 +10,14 @@ The algorithms of five papers, each observable step by step through hooks
   variance minimization;
 - :mod:`explorer.fm`: sketched FTRL for factorization machines.
 
-:func:`explorer.run.run` streams data through any of them and returns a ``History``.
+:func:`explorer.run.run` streams data through any of them and returns a ``History``;
+:func:`explorer.merge` merges sketches of the parts of a stream in a tree (docs/merging.md).
 """
 
 from .adagrad import OGD, AdaGrad, Adam
 from .fm import FTRLFM, OGDFM, SketchedFTRL
 from .hooks import Recorder
+from .merging import merge
 from .newton import SketchedOnlineNewton
 from .pca import (
     AdaptiveBestSubset,
@@ -42,6 +44,7 @@ __all__ = [
     "RobustFrequentDirections",
     "GeneralizedFrequentDirections",
     "RandomProjectionSketch",
+    "merge",
     "SketchedOnlineNewton",
     "AdaGrad",
     "OGD",

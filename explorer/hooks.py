@@ -28,6 +28,7 @@ import numpy as np
 
 __all__ = [
     "ShrinkEvent",
+    "MergeEvent",
     "StepRecord",
     "FixedShareEvent",
     "CapEvent",
@@ -54,6 +55,28 @@ class ShrinkEvent:
     delta: float
     alpha: float | None = None
     part: str | None = None
+
+
+@dataclass(frozen=True)
+class MergeEvent:
+    """One merge of two sketches, ``a.merge(b)`` (docs/merging.md), sent to the hooks of
+    both ``a`` and ``b`` (they are unchanged; the merged sketch is new and has no hooks).
+
+    t: rows the merged sketch summarizes (``a.n_seen + b.n_seen``); sizes: the rows each
+    part summarized, ``(a.n_seen, b.n_seen)``; ranks: the occupied rows each part brought
+    to the merge; delta: the sum of the deltas of the merge's own shrinks; n_shrinks: how
+    many shrinks the merge did; delta_total: the merged sketch's (both parts' plus
+    ``delta``); alpha: the merged RFD's regularizer (None for FD and Generalized FD).
+    """
+
+    kind: ClassVar[str] = "merge"
+    t: int
+    sizes: tuple[int, int]
+    ranks: tuple[int, int]
+    delta: float
+    n_shrinks: int
+    delta_total: float
+    alpha: float | None = None
 
 
 @dataclass(frozen=True)

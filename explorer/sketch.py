@@ -30,6 +30,7 @@ import scipy.linalg
 
 from ._validation import as_reals, as_row, as_rows, check_float, check_int
 from .hooks import Observable, ShrinkEvent
+from .merging import Mergeable, unpack_state
 from .params import Tunable
 from .state import StateReader, all_or_nothing, copy_array, generator_json, state_part, stateful
 
@@ -41,6 +42,7 @@ __all__ = [
     "MAX_SQUARED_MASS",
     "ShrinkRecord",
     "ShrinkFailed",
+    "from_bytes",
 ]
 
 
@@ -195,7 +197,7 @@ def shrink_amounts(squared: np.ndarray, m: int) -> tuple[float, np.ndarray]:
 
 
 @stateful
-class FrequentDirections(Observable, Tunable):
+class FrequentDirections(Observable, Tunable, Mergeable):
     r"""Frequent Directions (Liberty 2013; Luo et al. 2017, Algorithm 1; fast: Algorithm 2).
 
     Keeps ``B`` with m rows (``fast=True``: a 2m-row buffer). Each row goes into an
@@ -218,13 +220,21 @@ class FrequentDirections(Observable, Tunable):
     shrink the row caused, if any); :attr:`rows` is a read-only view of the occupied rows
     and :meth:`load_state_dict` restores a saved state in place (docs/algorithms.md
     section 1). ``get_params()`` gives ``d``, ``m`` and ``fast``; none of them may change
-    mid-stream (``HOT`` is empty: they fix the buffer).
+    mid-stream (``HOT`` is empty: they fix the buffer). Sketches of the parts of a stream
+    merge into a sketch of the union with the same guarantees (``merge``,
+    :func:`explorer.merge`) and travel as bytes (``to_bytes``, ``from_bytes``):
+    docs/merging.md.
 
     >>> import numpy as np
     >>> sk = FrequentDirections(d=3, m=2)
     >>> sk.extend(np.diag([3.0, 2.0, 1.0]))
     >>> np.round(np.diag(sk.gram()), 3).tolist(), sk.delta_total
     ([4.0, 0.0, 0.0], 5.0)
+    >>> other = FrequentDirections(d=3, m=2)
+    >>> other.update([0.0, 0.0, 1.0])
+    >>> union = sk.merge(other)
+    >>> union.n_seen, union.delta_total, np.round(np.diag(union.gram()), 3).tolist()
+    (4, 6.0, [3.0, 0.0, 0.0])
     """
 
     def __init__(self, d: int, m: int, *, fast: bool = False):
@@ -417,6 +427,33 @@ class FrequentDirections(Observable, Tunable):
         B = self._buffer[:self._filled]
         return B.T @ B
 
+    # -- merging (docs/merging.md) ----------------------------------------------------
+    def _merged(self, other: "FrequentDirections"
+                ) -> tuple["FrequentDirections", float, int, tuple[int, int]]:
+        """What :meth:`~explorer.merging.Mergeable.merge` needs: a fresh sketch holding both
+        sketches' rows, the merge's own delta and shrinks, and the rows each part brought."""
+        merged = type(self)(**self.get_params())
+        delta, n_shrinks = self._merge_into(merged, other)
+        return merged, delta, n_shrinks, (self._filled, other._filled)
+
+    def _merge_into(self, merged: "FrequentDirections", other: "FrequentDirections") -> tuple[float, int]:
+        """Fill the fresh sketch ``merged`` with the occupied rows of ``self``, then of
+        ``other``, through the stream's own path (a shrink whenever the buffer fills), and
+        add up the counts, deltas and masses. Returns the merge's own (delta, shrinks)."""
+        mass = self._frobenius_squared + other._frobenius_squared
+        if not mass <= MAX_SQUARED_MASS:
+            raise ValueError(f"the merged sketch's total squared norm ||A||_F^2 = {mass:.3g} would exceed "
+                             f"{MAX_SQUARED_MASS:.0e}, beyond which its shrink overflows; rescale the data")
+        try:
+            merged._insert(np.concatenate([self.rows, other.rows]), mass)
+        except ShrinkFailed as error:
+            raise ShrinkFailed(f"the merge's shrink failed ({error}); both sketches are unchanged") from None
+        delta, n_shrinks = merged.delta_total, merged.n_shrinks
+        merged.n_seen = self.n_seen + other.n_seen
+        merged.n_shrinks = self.n_shrinks + other.n_shrinks + n_shrinks
+        merged.delta_total = self.delta_total + other.delta_total + delta
+        return delta, n_shrinks
+
     # -- persistence ------------------------------------------------------------------
     def state_dict(self) -> dict:
         """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
@@ -539,7 +576,7 @@ class RobustFrequentDirections(FrequentDirections):
 
 
 @stateful
-class GeneralizedFrequentDirections(Observable, Tunable):
+class GeneralizedFrequentDirections(Observable, Tunable, Mergeable):
     r"""Generalized FD for indefinite sums (Luo et al., KDD 2018, Algorithm 2).
 
     Approximates ``G = sum_t s_t g_t g_t^T`` by ``B+^T B+ - B-^T B-``: a row with weight
@@ -547,7 +584,9 @@ class GeneralizedFrequentDirections(Observable, Tunable):
     into ``negative`` as ``sqrt(-s) g``. With ``H+``/``H-`` the matrices of those scaled
     rows, ``||G - (B+^T B+ - B-^T B-)||_2 <= Delta+ + Delta- <=
     (||H+ - H+_k||_F^2 + ||H- - H-_k||_F^2) / (m - k)``.
-    Shrink events of the two parts are re-emitted with ``part`` "+" or "-".
+    Shrink events of the two parts are re-emitted with ``part`` "+" or "-". ``merge``
+    merges the positive parts and the negative parts of two sketches (docs/merging.md
+    section 4).
 
     >>> import numpy as np
     >>> sk = GeneralizedFrequentDirections(d=2, m=2)
@@ -629,6 +668,20 @@ class GeneralizedFrequentDirections(Observable, Tunable):
         """``B+^T B+ - B-^T B-`` (d x d, for inspection)."""
         return self.positive.gram() - self.negative.gram()
 
+    def _merged(self, other: "GeneralizedFrequentDirections"
+                ) -> tuple["GeneralizedFrequentDirections", float, int, tuple[int, int]]:
+        """What :meth:`~explorer.merging.Mergeable.merge` needs: the positive parts merged,
+        and the negative parts (``B+`` summarizes the positive rows of both streams)."""
+        merged = type(self)(self.d, self.m, fast=self.fast)
+        delta, n_shrinks = 0.0, 0
+        for mine, into, theirs in ((self.positive, merged.positive, other.positive),
+                                   (self.negative, merged.negative, other.negative)):
+            part_delta, part_shrinks = mine._merge_into(into, theirs)
+            delta, n_shrinks = delta + part_delta, n_shrinks + part_shrinks
+        merged.n_seen = self.n_seen + other.n_seen
+        ranks = (self.positive.rank + self.negative.rank, other.positive.rank + other.negative.rank)
+        return merged, delta, n_shrinks, ranks
+
     def state_dict(self) -> dict:
         parts = {f"{name}.{key}": value
                  for name, sketch in (("positive", self.positive), ("negative", self.negative))
@@ -656,6 +709,26 @@ class GeneralizedFrequentDirections(Observable, Tunable):
         self.positive.load_state_dict(parts[0])
         self.negative.load_state_dict(parts[1])
         self.n_seen = n_seen
+
+
+_MERGEABLE = {cls.__name__: cls for cls in (FrequentDirections, RobustFrequentDirections,
+                                             GeneralizedFrequentDirections)}
+
+
+def from_bytes(data: bytes) -> "FrequentDirections | GeneralizedFrequentDirections":
+    """The sketch ``to_bytes`` wrote, of whichever mergeable kind it is (FD, Robust FD,
+    Generalized FD); ``Class.from_bytes`` reads one kind only. docs/merging.md section 5
+    describes the format; everything it refuses is a ``ValueError`` saying what is wrong.
+
+    >>> import numpy as np
+    >>> sk = RobustFrequentDirections(d=3, m=2, alpha0=0.5)
+    >>> sk.extend(np.eye(3))
+    >>> copy = from_bytes(sk.to_bytes())
+    >>> type(copy).__name__, copy.alpha == sk.alpha
+    ('RobustFrequentDirections', True)
+    """
+    state = unpack_state(data, tuple(_MERGEABLE))
+    return _MERGEABLE[str(state["kind"])].from_state_dict(state)
 
 
 def _check_weight(s) -> float:

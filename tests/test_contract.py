@@ -7,7 +7,7 @@ For every class of ``tests/stateful_zoo.py`` (the zoo fails until a new class is
 - ``with_params`` changes only the ``HOT`` parameters, leaves the original bit-identical,
   and refuses the rest naming what may change;
 - the same seed gives the same numbers; save (``np.savez``), load and continue is
-  bit-identical to never stopping;
+  bit-identical to never stopping, and so is ``to_bytes``/``from_bytes`` where a class has it;
 - learners: ``step(x, y)`` returns a :class:`~explorer.hooks.StepRecord` whose ``loss`` is
   what ``learn`` returns, with the same state after; hooks receive that record; a row with
   NaN is refused with the state bit-identical.
@@ -88,19 +88,28 @@ def test_with_params_changes_only_hot_parameters(name):
     assert_same_state(snapshot(obj), before)
 
 
+def resumed_copies(obj) -> list:
+    """``obj`` saved and loaded by every route it has: ``save_state``/``load_state`` and,
+    for a mergeable sketch, ``to_bytes``/``from_bytes`` (docs/merging.md)."""
+    buffer = io.BytesIO()
+    save_state(obj, buffer)
+    buffer.seek(0)
+    copies = [load_state(buffer)]
+    if callable(getattr(obj, "to_bytes", None)):
+        copies.append(type(obj).from_bytes(obj.to_bytes()))
+    return copies
+
+
 @pytest.mark.parametrize("name", KINDS)
 def test_same_seed_same_numbers_and_resume_is_bit_identical(name):
     assert_same_state(snapshot(fed(name, n=15)), snapshot(fed(name, n=15)))
-    stopped = fed(name, n=10)
-    buffer = io.BytesIO()
-    save_state(stopped, buffer)
-    buffer.seek(0)
-    resumed = load_state(buffer)
     never = fed(name, n=10)
     feed = FEEDS[name][1]
-    feed(resumed, np.random.default_rng(9), 5)
+    copies = resumed_copies(fed(name, n=10))
     feed(never, np.random.default_rng(9), 5)
-    assert_same_state(snapshot(resumed), snapshot(never))
+    for resumed in copies:
+        feed(resumed, np.random.default_rng(9), 5)
+        assert_same_state(snapshot(resumed), snapshot(never))
 
 
 UNLABELLED = ("OnlineAdaptivePCA", "FollowTheLeaderPCA", "AdaptiveBestSubset", "VarianceMinSphere",
