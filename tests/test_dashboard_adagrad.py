@@ -197,7 +197,7 @@ def test_views_build_and_change_after_a_step():
     assert len(regret.x) == 1
     view.step(30)
     view.refresh()
-    assert len(view.plots["regret"].trace(LABELS["ffd"]).x) == 2
+    assert list(view.plots["regret"].trace(LABELS["ffd"]).x) == view.history["t"].tolist() == list(range(31))
     assert view.plots["regret"].trace(LABELS["ffd"]).y[-1] == pytest.approx(view.cumulative_loss("ffd"))
     rank = view.plots["rank"].trace("ADA-FFD rank r")
     np.testing.assert_array_equal(rank.y, view.experiment.ranks["ffd"][:30])

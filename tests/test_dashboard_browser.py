@@ -62,20 +62,21 @@ def server():
         process.kill()
 
 
-def open_page(page, url: str):
-    """Load the dashboard, wait for its four figures, and collect console errors."""
+def open_page(page, url: str, figures: int = len(FIGURES)):
+    """Load the dashboard, wait for its ``figures`` figures (the sketching page's four),
+    and collect console errors."""
     errors = []
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(url)
-    wait_loaded(page)
+    wait_loaded(page, figures)
     return errors
 
 
-def wait_loaded(page) -> None:
+def wait_loaded(page, figures: int = len(FIGURES)) -> None:
     plots = page.locator(".js-plotly-plot .plot-container.plotly")
     plots.first.wait_for()
-    expect(plots).to_have_count(len(FIGURES), timeout=TIMEOUT_MS)
+    expect(plots).to_have_count(figures, timeout=TIMEOUT_MS)
 
 
 def traces(page, figure: str) -> dict[str, list]:

@@ -1,10 +1,12 @@
-"""Issue 17, defects 2 and 3, read from the page a student sees in a real browser.
+"""Issue 17, defects 2, 3 and 4, read from the page a student sees in a real browser.
 
 2. The PCA page's heatmap got ``z`` as one flat typed array (Bokeh sends an n-d array
    flat, its shape beside it, which Plotly does not read) and drew a diagonal staircase
    instead of the 16 x T grid of W_t's eigenvalue weights.
 3. The sketching page's error axis labelled 0.5e-15 "0.5f" (Plotly's SI prefixes) while
    rounding noise was drawn above the zero bounds before the first shrink.
+4. A shared link restored the settings and t but rebuilt the curves from one point every
+   20 rows (a Newton link at t = 12 had an empty accuracy plot).
 
 The server and the helpers are those of ``test_dashboard_browser.py`` (its own server for
 this module). Every wait polls on the browser's clock; no fixed sleep is an assertion.
@@ -15,9 +17,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 from test_dashboard_browser import server  # noqa: F401  (the module-scoped fixture, used here)
-from test_dashboard_browser import (SMALL, button, counter, open_page, real_errors, traces,
-                                    wait_until)
+from test_dashboard_browser import (SMALL, all_figures, button, counter, open_page, query,
+                                    real_errors, shown_t, traces, wait_until)
 
 from explorer.dashboard.pages.pca import AdaptivePCAPage
 from explorer.dashboard.settings import Settings
@@ -80,3 +83,37 @@ def test_the_error_axis_ticks_are_numbers_and_errors_sit_on_their_zero_bounds(se
         "els => els.map(el => el.textContent)")  # SVG text: no innerText
     assert ticks and not [tick for tick in ticks if SI_OR_BAD.search(tick.strip())], ticks
     assert real_errors(errors) == []
+
+
+def test_a_shared_link_at_t_draws_the_senders_curves(server, page, browser):
+    """The sender steps and plays on the Newton page, pauses, and sends the URL; the
+    receiver's figures hold the same points (x, y, z of every trace) as the sender's."""
+    errors = open_page(page, server["url"] + "?page=newton&" + SMALL, figures=5)
+    for t in (1, 2, 3):
+        button(page, "Step").click()
+        counter(page, t).wait_for()
+    button(page, "Play").click()
+    wait_until(lambda: shown_t(page) >= 15, page)
+    button(page, "Pause").click()
+    expect(button(page, "Play")).to_be_enabled()
+    t = shown_t(page)
+    page.wait_for_function(f"() => /[?&]t={t}(&|$)/.test(location.search)")
+    sent = settled_figures(page)
+    receiver = browser.new_page()
+    try:
+        open_page(receiver, page.url, figures=5)
+        counter(receiver, t).wait_for()
+        assert query(receiver)["t"] == str(t)
+        wait_until(lambda: all_figures(receiver) == sent, receiver)
+    finally:
+        receiver.close()
+    assert real_errors(errors) == []
+
+
+def settled_figures(page) -> str:
+    """:func:`all_figures` once two reads 300 ms apart agree (the last redraw has landed)."""
+    last = None
+    while (now := all_figures(page)) != last:
+        last = now
+        page.wait_for_timeout(300)
+    return now

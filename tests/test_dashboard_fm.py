@@ -254,7 +254,8 @@ def test_views_build_once_and_their_data_change_after_a_step():
     before = np.array(metric.y, dtype=float).copy()
     app.transport.step(30)
     after = np.array(page.plots["metric"].trace("S-FTRL (sketch)").y, dtype=float)
-    assert after.size == before.size + 1 and np.isfinite(after[-1])
+    assert before.size == 1 and after.size == len(page.history) and np.isfinite(after[-1])
+    assert page.history["t"][-1] == 30
     assert len(page.plots["spectra"].trace("+ sketch").y) > 0
     assert len(page.plots["balance"].trace("rounds → B₊ (q > 0)").y) == after.size
     assert "**Latest:** t = 30" in page.summary.object

@@ -81,7 +81,8 @@ def test_recorded_numbers_match_the_learners_run_directly(loss, slab):
             np.testing.assert_allclose(page.race.learners[name].u, learner.u, rtol=1e-9, atol=1e-12)
         else:
             np.testing.assert_allclose(page.race.learners[name].beta, learner.beta, rtol=1e-9, atol=1e-12)
-    assert len(page.history) == 1 + 8  # t = 0, seven single steps, one step of 40
+    # one point per row at n = 200 (resolution 1), however the 47 rows were stepped
+    assert page.resolution == 1 and page.history["t"].tolist() == list(range(48))
 
 
 def test_spectrum_lies_within_rfds_two_sided_bound_of_the_exact_one():
@@ -261,7 +262,8 @@ def test_views_build_and_change_after_a_step():
     app.transport.step(30)
     for name, plot in page.plots.items():
         if name != "spectrum":
-            assert len(plot.trace("RFD-SON").x) == len(before[name]) + 1
+            assert list(plot.trace("RFD-SON").x) == page.history["t"].tolist()
+            assert len(before[name]) == 1 and plot.trace("RFD-SON").x[-1] == 30
     assert len(page.plots["spectrum"].trace("sketch").y) == 10  # m + 6 directions
     assert page.summary.object.startswith("**Latest:**") and "RFD-SON" in page.summary.object
     page.loss_view = "average loss"

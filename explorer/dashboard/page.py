@@ -8,7 +8,7 @@ and the :class:`~explorer.dashboard.transport.Transport`; it calls, on the activ
 - ``reset()`` when a structural setting changes (data set, n, d, seed, m),
 - ``apply_hot(name)`` when a hot one does (alpha0, eta: they apply mid-stream),
 - ``step(k)`` on Step and on every Play tick, then ``refresh()`` inside ``pn.io.hold()``,
-- ``snapshot()`` every few steps, and for Back ``history.truncate(t)``,
+- ``snapshot()`` every few steps, and for Back ``truncate(t)``,
   ``restore(snapshot)`` and ``step(k, record=False)`` up to ``t``.
 
 A subclass sets ``key``, ``title``, ``uses`` (the :class:`Settings` it reads) and
@@ -52,6 +52,7 @@ and appends ``NewtonPage`` to ``PAGES`` in ``app.py``. Parameters a page declare
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -61,7 +62,10 @@ import param
 from ..run import History
 from .settings import Settings
 
-__all__ = ["Page"]
+__all__ = ["Page", "HISTORY_POINTS"]
+
+HISTORY_POINTS = 250
+"""About how many points a page's curves have over a whole stream (see :meth:`Page.step`)."""
 
 
 class Page(param.Parameterized):
@@ -86,7 +90,8 @@ class Page(param.Parameterized):
     def __init__(self, settings: Settings, **params):
         super().__init__(**params)
         self.settings = settings
-        self.history = History(capacity=400)
+        self.history = History(capacity=4 * HISTORY_POINTS)
+        self._tail = False  # the history's last point is the current row between two grid rows
         self.run = 0  # times the stream was (re)started: a snapshot is restored only into its own run
         self.on_restart: Callable[[], bool] | None = None  # set by the frame (see request_restart)
         self._X = np.zeros((0, 1))
@@ -115,6 +120,7 @@ class Page(param.Parameterized):
             self._X, self._stream_notes = self._stream()
             self.n_rows = self._X.shape[0]
             self.history = History(capacity=self.history.capacity)
+            self._tail = False
             self._build(self._X)
             self.t = 0
             self.update_notes()
@@ -126,16 +132,50 @@ class Page(param.Parameterized):
             self.param.update(values)
             raise
 
+    @property
+    def resolution(self) -> int:
+        """Rows between two points of the curves: the stream's length over :data:`HISTORY_POINTS`."""
+        return max(1, math.ceil(self.n_rows / HISTORY_POINTS))
+
     def step(self, n: int = 1, record: bool = True) -> int:
-        """Feed the next ``n`` rows (fewer at the end); record one history point unless told not to."""
+        """Feed the next ``n`` rows (fewer at the end); unless told not to, record the history.
+
+        The curves have a point at every ``resolution``-th row (the *grid*) and one at the
+        current row. So the history at row ``t`` is the same however the stream got there
+        (one Step at a time, Play at any speed, a shared link's seek): a link shows the
+        sender's curves (issue 17). The current row's point is replaced by the next step.
+        """
         k = min(int(n), self.n_rows - self.t)
         if k <= 0:
             return 0
-        self._advance(self._X[self.t:self.t + k])
-        self.t += k
-        if record:
-            self.record()
+        if not record:
+            self._advance(self._X[self.t:self.t + k])
+            self.t += k
+            return k
+        if self._tail:
+            self.history.truncate(self.t - 1)
+            self._tail = False
+        end, r = self.t + k, self.resolution
+        while self.t < end:
+            stop = min(end, (self.t // r + 1) * r)
+            self._advance(self._X[self.t:stop])
+            self.t = stop
+            self.record_current()
         return k
+
+    def record_current(self) -> None:
+        """Make sure the history's last point is the current row (after a step or a rewind);
+        between two grid rows it is a provisional point, replaced by the next step."""
+        if len(self.history) == 0 or self.history["t"][-1] != self.t:
+            self.history.append(t=float(self.t), **self._measure())
+            self._tail = self.t % self.resolution != 0 and not self.finished
+        else:
+            self._tail = False
+
+    def truncate(self, t: int) -> None:
+        """Forget the history after row ``t`` (Back, before the page is put back at ``t``)."""
+        self.history.truncate(t)
+        self._tail = False
 
     def apply_hot(self, name: str) -> None:
         """A hot setting changed; the default is to restart. Pages override for their ``hot``."""
@@ -210,8 +250,11 @@ class Page(param.Parameterized):
         self.notes = [*self._stream_notes, *self._notes()]
 
     def record(self) -> None:
-        """Append one history point (``t`` and ``_measure()``) for the current state."""
+        """Append one history point (``t`` and ``_measure()``) for the current state, kept
+        for good (a hot change records the values before and after it at the same row, so
+        the curves draw the change as a step)."""
         self.history.append(t=float(self.t), **self._measure())
+        self._tail = False
 
     def _notes(self) -> list[str]:
         """Page-specific explanations of the current settings (e.g. 'm >= d: nothing shrinks')."""

@@ -272,10 +272,9 @@ class Transport(param.Parameterized):
         else:
             page.restore(self._snapshots[i])
             del self._snapshots[i + 1:]
-        page.history.truncate(target)
+        page.truncate(target)
         page.step(target - page.t, record=False)
-        if len(page.history) == 0 or page.history["t"][-1] != target:
-            page.record()
+        page.record_current()
 
     def _drop_old_snapshots(self) -> None:
         """Forget the snapshots of an earlier run of the page (it restarted without us)."""

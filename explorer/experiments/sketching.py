@@ -73,13 +73,18 @@ class SketchComparison(Tunable):
         return self.fd[SKETCH_VARIANTS[0]].n_seen
 
     def extend(self, rows) -> None:
-        """Feed the rows (n x d) to the four sketches and add them to ``A^T A``."""
+        """Feed the rows (n x d) to the four sketches and add them to ``A^T A``.
+
+        ``A^T A`` grows one row at a time (not ``rows.T @ rows``, whose sums BLAS orders by
+        the block's size), so it is the same to the last bit however the stream is cut
+        into calls: one Step at a time, Play, or a shared link's seek (issue 17).
+        """
         with all_or_nothing(self):
             for v in SKETCH_VARIANTS:
                 self.fd[v].extend(rows)
                 self.rfd[v].extend(rows)
-        rows = np.asarray(rows, dtype=float)
-        self.gram += rows.T @ rows
+        for row in np.asarray(rows, dtype=float):
+            self.gram += np.outer(row, row)
         self._eigenvalues = None
 
     def eigenvalues(self) -> np.ndarray:

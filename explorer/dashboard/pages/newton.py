@@ -140,7 +140,8 @@ class NewtonPage(Page):
                      adagrad_eta=self.adagrad_eta)
 
     def _measure(self) -> dict[str, float]:
-        return self.race.measure()
+        # alpha0 too: a change mid-stream is drawn as a step where it happened (issue 17)
+        return {**self.race.measure(), "alpha0": self.settings.alpha0}
 
     # -- Back -------------------------------------------------------------------------------
     def _state(self) -> dict:
@@ -210,7 +211,7 @@ class NewtonPage(Page):
         self.plots["condition"].update(lines["condition"])
         self.plots["alpha"].update({
             "RFD-SON": {"x": t, "y": positive_or_nan(h["alpha_rfd"]), "visible": "RFD-SON" in racing},
-            ALPHA0_LINE: {"x": t, "y": positive_or_nan(np.full(t.size, self.settings.alpha0))}})
+            ALPHA0_LINE: {"x": t, "y": positive_or_nan(h["alpha0"])}})
         self._update_spectrum()
         self.summary.object = self._summary()
 

@@ -80,7 +80,8 @@ class SketchingPage(Page):
 
     # -- measurements and Back ------------------------------------------------------------
     def _measure(self) -> dict[str, float]:
-        return self.sketches.measure()
+        # alpha0 too: a change mid-stream is drawn as a step where it happened (issue 17)
+        return {**self.sketches.measure(), "alpha0": self.settings.alpha0}
 
     def _state(self) -> dict:
         return self.sketches.state_dict()
@@ -113,7 +114,7 @@ class SketchingPage(Page):
         self.plots["alpha"].update({
             "RFD α (exact)": {"x": t, "y": h["alpha_exact"]},
             "RFD α (fast)": {"x": t, "y": h["alpha_fast"]},
-            "FD: α₀ (fixed)": {"x": t, "y": np.full(t.size, self.settings.alpha0)}})
+            "FD: α₀ (fixed)": {"x": t, "y": h["alpha0"]}})
         self.plots["error"].update({
             **{f"{a.upper()} error ({v})": {"x": t, "y": h[f"error_{a}_{v}"]}
                for a in ("fd", "rfd") for v in SKETCH_VARIANTS},
