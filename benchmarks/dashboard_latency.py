@@ -40,13 +40,15 @@ CORRECTNESS_KEY = "sessions_freed"
 QUERY = "?dataset=low+rank+%2B+noise&n=1000&d=50&m=10"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
-# Step, then wait for the error figure's first trace to grow and one more frame: browser clock.
+# Step, then wait for the error figure's first trace to change and one more frame: browser clock.
+# (A new point may replace the last one: the page keeps one at every few rows and the current
+# row. Every update sends new arrays, so a new array is the signal.)
 STEP_JS = """async (plot, button) => {
-  const before = plot.data[0].y.length;
+  const before = plot.data[0].y;
   const t0 = performance.now();
   button.click();
   await new Promise(done => {
-    const poll = () => plot.data[0].y.length > before ? requestAnimationFrame(done) : requestAnimationFrame(poll);
+    const poll = () => plot.data[0].y !== before ? requestAnimationFrame(done) : requestAnimationFrame(poll);
     poll();
   });
   return performance.now() - t0;

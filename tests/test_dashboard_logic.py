@@ -519,6 +519,22 @@ def test_live_plot_sends_every_update_and_holds_the_whole_current_state():
     with pytest.raises(ValueError, match="own name"):
         LivePlot(line_chart([0.0], {"a": [np.nan]}).add_scatter(name="a", y=[1.0]))
 
+
+def test_live_plot_sends_nothing_when_nothing_changed():
+    """A figure whose data did not change is not redrawn (issue 17, defect 9: the sketching
+    page's spectrum, unchanged between shrinks, cost a Plotly.react on every tick)."""
+    plot = LivePlot(line_chart([0.0], {"a": [np.nan], "b": [np.nan]}))
+    events = []
+    plot.pane.param.watch(lambda event: events.append(event.new), "values")
+    plot.update({"a": {"x": np.arange(3.0), "y": np.array([1.0, np.nan, 2.0])}})
+    plot.update({"a": {"x": np.arange(3.0), "y": np.array([1.0, np.nan, 2.0])}})  # same: not sent
+    assert len(events) == 1
+    plot.update({"a": {"x": np.arange(3.0), "y": np.array([1.0, np.nan, 2.5])}, "b": {"y": [1.0]}})
+    plot.update({"a": {"x": np.arange(3), "y": [1.0, np.nan, 2.5]}})  # ints, a list: other values
+    plot.update({"b": {"y": [1.0]}})  # same list: not sent
+    assert len(events) == 3 and list(plot.trace("a").x) == [0, 1, 2]
+    assert plot.trace("b").y == (1.0,)
+
 # -- failures are messages, never a dead transport (issue 13) -------------------------------
 
 class PickyPage(Page):
