@@ -762,3 +762,37 @@ def test_file_names_and_headers_reach_the_page_only_as_plain_text():
     html = MarkdownIt("commonmark").render(notes)  # what Panel's Markdown pane renders
     assert "<img" not in html and "<em>" not in html and "&lt;img src=x" in html
     assert app.settings.upload.X.shape == (60, 2)  # the header row, whatever it says, is only a header
+
+
+def test_the_url_stays_json_after_a_change():
+    """Panel wrote the whole query back with str() after a change: learners=["RFD-SON"]
+    became ['RFD-SON'] and fast=true True (issue 17, defect 7)."""
+    from urllib.parse import parse_qsl
+
+    app = Dashboard()
+    app.page = "newton"
+    location = Location()
+    app.sync_url(location)
+    location.update_query(**app.url_query())
+    app.settings.m = 7  # a change of another value
+    app.active.learners = ["RFD-SON", "FD-SON"]
+    raw = dict(parse_qsl(location.search[1:]))
+    assert raw["learners"] == '["RFD-SON", "FD-SON"]' and raw["fast"] == "true" and raw["m"] == "7"
+    other = Dashboard()
+    other.sync_url(Location(search=location.search))
+    assert other.active.learners == ["RFD-SON", "FD-SON"] and other.settings.m == 7
+
+
+def test_play_is_disabled_at_the_end_of_the_stream():
+    from explorer.dashboard.layout import layout
+
+    app = Dashboard()
+    app.settings.n = 50
+    template = layout(app)
+    play, pause = (widget for widget in template.main[0].select(pn.widgets.Button)
+                   if widget.label in ("Play", "Pause"))
+    assert not play.disabled and pause.disabled
+    app.transport.shared_t = 50
+    assert play.disabled and pause.disabled
+    app.transport.back()
+    assert not play.disabled

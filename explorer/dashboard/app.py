@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from urllib.parse import parse_qsl, urlencode
 
 import panel as pn
 import param
@@ -210,8 +211,10 @@ class Dashboard(param.Parameterized):
     def sync_url(self, location) -> None:
         """Keep settings, page, page options, t and speed in ``location``'s query, both ways.
 
-        Settings come first (they may restart the stream), t last (it seeks).
+        Settings come first (they may restart the stream), t last (it seeks). Every value
+        stays in JSON (``learners=["RFD-SON"]``, ``fast=true``): see :func:`keep_json`.
         """
+        keep_json(location)
         self._location = location
         self._sync(self.settings, URL_NAMES)
         self._sync(self, ("page",))
@@ -239,6 +242,23 @@ class Dashboard(param.Parameterized):
                 value = target.param[name].serialize(getattr(target, name))
                 query[key] = value if isinstance(value, str) else json.dumps(value)
         return query
+
+
+def keep_json(location) -> None:
+    """Make ``location.update_query`` keep the other values of the query as they are written.
+
+    Panel's (1.9) parses the whole query (``parse_query``: JSON into Python objects) and
+    writes it back with ``urlencode``, i.e. ``str()``: after the first change a link's
+    ``learners=["RFD-SON"]`` became ``['RFD-SON']`` and ``fast=true`` ``True`` (issue 17).
+    Here the query's strings are kept and a new value goes in as JSON (as Panel serializes
+    it for ``sync``).
+    """
+    def update_query(**values) -> None:
+        query = dict(parse_qsl(location.search[1:], keep_blank_values=True))
+        query.update({key: value if isinstance(value, str) else json.dumps(value)
+                      for key, value in values.items()})
+        location.search = "?" + urlencode(query)
+    location.update_query = update_query
 
 
 def _read_upload(filename: str, content: bytes) -> UploadedData | str:

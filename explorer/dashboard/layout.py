@@ -51,10 +51,11 @@ def _transport_bar(transport: Transport) -> pn.Row:
                                            width=75, align="center")
         buttons[label].on_click(lambda event, action=action: action())
 
-    def playing(value):
-        buttons["Play"].disabled, buttons["Pause"].disabled = value, not value
-    playing(transport.playing)
-    transport.param.watch(lambda event: playing(event.new), "playing")
+    def playing(*_):  # Play is off while playing and at the end of the stream
+        buttons["Play"].disabled = transport.playing or transport.t >= transport.n_rows
+        buttons["Pause"].disabled = not transport.playing
+    playing()
+    transport.param.watch(playing, ["playing", "t", "n_rows"])
     speed = pn.widgets.Select.from_param(transport.param.speed, label="speed (rows / s)", width=130)
     clock = FrameClock()
     clock.param.watch(lambda event: setattr(transport, "frames_shown", event.new), "shown")
