@@ -21,6 +21,7 @@ import numpy as np
 from ._validation import as_matrix, check_float, check_int
 
 __all__ = [
+    "binary_labels",
     "low_rank_plus_noise",
     "decaying_spectrum",
     "linear_regression_targets",
@@ -121,6 +122,27 @@ def linear_classification_labels(X, *, flip: float = 0.05,
     y = np.where(X @ w_star >= 0, 1.0, -1.0)
     y[rng.random(X.shape[0]) < flip] *= -1.0
     return y, w_star
+
+
+def binary_labels(y) -> tuple[np.ndarray, str]:
+    """Labels ``y`` as classes in {-1, +1} for the classification learners, and how.
+
+    Two distinct values: the smaller is -1, the larger +1 (0/1, -1/+1, 2/4 ...); more:
+    +1 above the median, -1 otherwise (a regression target split in two). Returns the
+    labels and one sentence saying which rule was used (the dashboard shows it).
+
+    >>> binary_labels([0, 1, 1])[0].tolist(), binary_labels([0.5, 2.0, 7.0, 9.0])
+    ([-1.0, 1.0, 1.0], (array([-1., -1.,  1.,  1.]), 'y > 4.5 (the median) is +1, the rest -1'))
+    """
+    y = np.asarray(y, dtype=float)
+    if y.ndim != 1 or y.size == 0 or not np.isfinite(y).all():
+        raise ValueError(f"labels must be a non-empty 1-D array of finite numbers, got shape {y.shape}")
+    values = np.unique(y)
+    if values.size <= 2:
+        return np.where(y == values[-1], 1.0, -1.0) if values.size == 2 else np.ones_like(y), (
+            f"{values[0]:g} is -1, {values[-1]:g} is +1" if values.size == 2 else "one class only")
+    median = float(np.median(y))
+    return np.where(y > median, 1.0, -1.0), f"y > {median:g} (the median) is +1, the rest -1"
 
 
 def changing_subspace(*, n_segments: int = 3, segment_length: int = 200, n: int = 20,

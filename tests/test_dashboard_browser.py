@@ -206,6 +206,7 @@ def test_uploads_a_bad_file_shows_a_message_a_good_one_streams(server, page):
     upload.set_input_files(files=[{"name": "bad.csv", "mimeType": "text/csv",
                                    "buffer": b"1,2,3\n4,five,6\n"}])
     page.get_by_text("Upload refused: bad.csv: line 2, column 2 is not a number ('five')").wait_for()
+    wait_until(lambda: upload.input_value() == "", page)  # the box does not name a refused file
     upload.set_input_files(files=[{"name": "evil.npz", "mimeType": "application/octet-stream",
                                    "buffer": b"PK\x03\x04 not a zip"}])
     page.get_by_text(re.compile("Upload refused: evil.npz: not a NumPy .npz archive")).wait_for()

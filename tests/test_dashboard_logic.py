@@ -740,7 +740,7 @@ def test_overlapping_uploads_the_last_one_wins():
         return await asyncio.gather(app.upload_in_background("first.csv", b"1,2\n3,4\n"),
                                     app.upload_in_background("second.csv", b"1,2,3\n4,5,6\n"))
     app = small_app()
-    assert run_in_a_fresh_loop(two(app)) == [False, True]
+    assert run_in_a_fresh_loop(two(app)) == [None, True]  # the first: neither used nor refused
     assert app.settings.upload.name == "second.csv"
 
 
@@ -796,3 +796,72 @@ def test_play_is_disabled_at_the_end_of_the_stream():
     assert play.disabled and pause.disabled
     app.transport.back()
     assert not play.disabled
+
+
+def test_the_help_for_eta_and_d_is_shown_in_the_sidebar():
+    """It was set as a widget ``description`` (a hover icon the sliders never drew)."""
+    from explorer.dashboard.layout import HELP, layout
+
+    shown = [pane.object for pane in layout(Dashboard()).sidebar if isinstance(pane, pn.pane.Markdown)]
+    assert HELP["eta"] in shown and HELP["d"] in shown
+
+
+def test_a_refused_file_clears_the_upload_box():
+    from explorer.dashboard.layout import FileUpload
+
+    async def refuse(name, content):
+        return False
+
+    async def accept(name, content):
+        return True
+    for on_file, cleared in ((refuse, 1), (accept, 0)):
+        box = FileUpload(on_file=on_file, on_refused=lambda name, size: None)
+        run_in_a_fresh_loop(box._receive("a.csv", b"1,2\n"))
+        assert box.cleared == cleared
+
+
+# -- uploaded labels (issue 17, defect 7: parsed, then never used) ---------------------------
+
+def labelled_upload(app, y) -> None:
+    X = np.random.default_rng(1).standard_normal((len(y), 6))
+    assert app.upload("mine.csv", "\n".join(
+        ["x1,x2,x3,x4,x5,x6,y"] + [",".join(map(repr, [*row, label])) for row, label in zip(X.tolist(), y)]
+    ).encode())
+
+
+@pytest.mark.parametrize("key", ["newton", "adagrad"])
+def test_the_learner_pages_learn_an_uploads_labels(key):
+    from explorer.streams import binary_labels
+
+    y = np.random.default_rng(2).integers(0, 2, 80).astype(float) * 3 + 2  # classes 2 and 5
+    app = Dashboard()
+    app.page = key
+    labelled_upload(app, y.tolist())
+    page = app.active
+    race = page.race if key == "newton" else page.experiment
+    expected = np.where(y == 5, 1.0, -1.0)
+    if key == "adagrad" and page.loss == "absolute":
+        expected = y  # regression targets, as given
+    np.testing.assert_array_equal(race.y, expected)
+    assert binary_labels(y)[1] == "2 is -1, 5 is +1"
+    assert any("uploaded" in note for note in page.notes)
+    app.transport.step(10)
+    assert page.t == 10
+
+
+def test_an_upload_without_labels_keeps_the_planted_ones():
+    app = Dashboard()
+    app.page = "newton"
+    X = np.random.default_rng(1).standard_normal((60, 5))
+    assert app.upload("plain.npy", _npy_bytes(X))
+    assert app.settings.labels() is None
+    assert set(np.unique(app.active.race.y)) == {-1.0, 1.0}
+    assert not any("uploaded" in note for note in app.active.notes)
+
+
+def _npy_bytes(X) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, X)
+    return buffer.getvalue()

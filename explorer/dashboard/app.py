@@ -174,13 +174,14 @@ class Dashboard(param.Parameterized):
         """Parse an uploaded file; on success stream it, else explain why not. Never raises."""
         return self._use_upload(_read_upload(filename, content))
 
-    async def upload_in_background(self, filename: str, content: bytes) -> bool:
+    async def upload_in_background(self, filename: str, content: bytes) -> bool | None:
         """:meth:`upload`, parsing in a worker thread while the server answers other events
-        (the layout's file input calls this). Of uploads that overlap, the last one wins."""
+        (the layout's file input calls this). Of uploads that overlap, the last one wins:
+        an earlier one returns None (neither used nor refused)."""
         self._uploads += 1
         ticket = self._uploads
         result = await asyncio.to_thread(_read_upload, filename, content)
-        return ticket == self._uploads and self._use_upload(result)
+        return self._use_upload(result) if ticket == self._uploads else None
 
     def refuse_upload(self, filename: str, n_bytes: int) -> None:
         """The browser refused a file by its size, before reading it (nothing was sent):

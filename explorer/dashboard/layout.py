@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import inspect
 import re
 from collections.abc import Callable
 
@@ -97,11 +98,14 @@ class FileUpload(JSComponent):
     and the box is cleared. Panel's ``FileInput`` (1.9) has no size limit: it read a 38 MB
     file and sent it base64-encoded (51 MB) in one websocket message, over the server's
     limit, which closed the socket and left the page dead (issue 17). A file small enough
-    arrives as ``on_file(name, content)`` (a coroutine function is scheduled).
+    arrives as ``on_file(name, content)`` (a coroutine function is scheduled); when it
+    returns False (the file was refused) the box is cleared too, so it never shows a file
+    whose data is not the data playing (issue 17).
     """
 
     accept = param.String(default="", doc="Comma-separated file extensions offered.")
     max_bytes = param.Integer(default=MAX_BYTES, bounds=(0, None), doc="Largest file sent.")
+    cleared = param.Integer(default=0, doc="Incremented to clear the box (a refused file).")
 
     _stylesheets = [""":host { display: block; }
     input { box-sizing: border-box; width: 100%; padding: 6px; font: inherit;
@@ -111,6 +115,7 @@ class FileUpload(JSComponent):
       const input = document.createElement("input")
       input.type = "file"
       input.accept = model.accept
+      model.on("cleared", () => { input.value = "" })
       input.addEventListener("change", () => {
         const file = input.files[0]
         if (file === undefined) return
@@ -145,7 +150,14 @@ class FileUpload(JSComponent):
                 content = base64.b64decode(msg["data"], validate=True)
             except ValueError:  # not from this script
                 return
-            pn.state.execute(functools.partial(self._on_file, msg["name"], content))
+            pn.state.execute(functools.partial(self._receive, msg["name"], content))
+
+    async def _receive(self, name: str, content: bytes) -> None:
+        accepted = self._on_file(name, content)
+        if inspect.isawaitable(accepted):
+            accepted = await accepted
+        if accepted is False:
+            self.cleared += 1
 
 
 _MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
@@ -232,7 +244,6 @@ def _sidebar(app) -> list:
             # a data set that fixes d only matters to pages that read the data set
             widgets[name].disabled = name not in page.uses or (
                 name == "d" and settings.fixed_d and "dataset" in page.uses)
-            widgets[name].description = HELP.get(name)
     label()
     app.param.watch(label, ["page", "uses_changed"])
     settings.param.watch(label, "fixed_d")
@@ -244,8 +255,9 @@ def _sidebar(app) -> list:
     note = pn.pane.Markdown  # small grey explanation lines
     grey = {"color": "#666", "font-size": "0.9em"}
     return [
-        note("### Sketch"), widgets["m"], widgets["alpha0"], widgets["eta"],
-        note("### Stream"), widgets["dataset"], widgets["n"], widgets["d"], widgets["seed"], new_data,
+        note("### Sketch"), widgets["m"], widgets["alpha0"], widgets["eta"], note(HELP["eta"], styles=grey),
+        note("### Stream"), widgets["dataset"], widgets["n"], widgets["d"], note(HELP["d"], styles=grey),
+        widgets["seed"], new_data,
         note("↻ restarts the stream · ⚡ applies at once, mid-stream", styles=grey),
         note("### Your data"), upload,
         note(f"CSV (optional header; a column named y/label/target is the label), .npz/.npy "

@@ -30,7 +30,7 @@ import plotly.graph_objects as go
 from panel.custom import JSComponent
 from plotly.basedatatypes import BasePlotlyType
 
-__all__ = ["LivePlot", "PlotlyView", "finite", "explanation", "plot_cell"]
+__all__ = ["LivePlot", "PlotlyView", "finite", "explanation", "plot_cell", "labelled"]
 
 _PLOTLY_CSS = (Path(pn.__file__).parent / "dist" / "css" / "models" / "plotly.css").read_text()
 
@@ -195,3 +195,10 @@ def plot_cell(title: str, explained, plot: "LivePlot", *controls) -> pn.Column:
     if isinstance(explained, str):
         explained = explanation(explained)
     return pn.Column(heading, explained, plot.pane, sizing_mode="stretch_width")
+
+
+def labelled(label: str, widget) -> pn.Column:
+    """``widget`` with ``label`` above it, as Panel's other widgets show theirs: a button
+    group shows no label at all (three Newton toggles had none; issue 17)."""
+    return pn.Column(pn.pane.Markdown(label, margin=(0, 5), styles={"font-size": "0.9em"}),
+                     widget, margin=0)

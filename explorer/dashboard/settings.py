@@ -60,6 +60,14 @@ class Settings(param.Parameterized):
         _, X, notes = self._cache
         return X, list(notes)
 
+    def labels(self) -> np.ndarray | None:
+        """The labels of the rows :meth:`stream` gives: the uploaded file's label column
+        (a CSV column y/label/target, a LIBSVM file's first field), else None."""
+        if self.dataset != UPLOAD or self.upload is None or self.upload.y is None:
+            return None
+        X, _ = self.stream()
+        return self.upload.y[:X.shape[0]]
+
     def _load(self) -> tuple[np.ndarray, list[str]]:
         if self.dataset == UPLOAD:
             if self.upload is not None:

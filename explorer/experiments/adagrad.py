@@ -34,9 +34,9 @@ import numpy as np
 from ..adagrad import LEARNERS, VARIANTS, RankShrinkEvent, default_delta, make_learner
 from ..losses import get_loss
 from ..race import Race
-from ..streams import linear_classification_labels, linear_regression_targets
+from ..streams import binary_labels, linear_classification_labels, linear_regression_targets
 
-__all__ = ["AdaGradRace", "FULL_MAX_D", "SKETCHED", "LOSSES", "FLIP", "targets"]
+__all__ = ["AdaGradRace", "FULL_MAX_D", "SKETCHED", "LOSSES", "FLIP", "targets", "given_targets"]
 
 FULL_MAX_D = 128
 """ADA-FULL (a d x d eigendecomposition per round, O(d^3)) races only up to this d."""
@@ -61,12 +61,29 @@ def targets(X: np.ndarray, loss: str, seed: int | None) -> tuple[np.ndarray, np.
     raise ValueError(f"loss must be one of {', '.join(map(repr, LOSSES))}, got {loss!r}")
 
 
+def given_targets(X: np.ndarray, y, loss: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(y, comparator)`` for labels that came with the data (an upload): the targets as
+    given (absolute loss) or as classes in {-1, +1} (squared hinge,
+    :func:`explorer.streams.binary_labels`), and the least-squares fit on the whole stream
+    as the comparator: not the best fixed predictor for either loss, so the regret against
+    it may go below 0."""
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {', '.join(map(repr, LOSSES))}, got {loss!r}")
+    y = np.asarray(y, dtype=float)
+    if y.shape != (X.shape[0],) or not np.isfinite(y).all():
+        raise ValueError(f"y must hold one finite number per row ({X.shape[0]}), got shape {y.shape}")
+    if loss == "squared_hinge":
+        y, _ = binary_labels(y)
+    return y, np.linalg.lstsq(X, y, rcond=None)[0]
+
+
 class AdaGradRace(Race):
     """The learners of :data:`~explorer.adagrad.LEARNERS` raced on the rows ``X``: a
     :class:`~explorer.race.Race` (``learners``, ``t``, ``totals``, ``stopped``, ...) plus the
     measurements of this family.
 
-    ``loss`` picks the task (:func:`targets`, from ``seed``); ``method``, ``eta``,
+    ``loss`` picks the task (:func:`targets`, from ``seed``; or the labels ``y`` given,
+    :func:`given_targets`); ``method``, ``eta``,
     ``delta`` (None: the paper's, per variant) and ``tau`` are the learners' arguments
     (OGD and Adam take ``eta`` and ``loss`` only). ADA-FULL sits out when ``d >``
     ``full_max_d``. :meth:`measure` is the race's measure: a recorded history point holds
@@ -75,10 +92,13 @@ class AdaGradRace(Race):
 
     def __init__(self, X, *, loss: str = "absolute", method: str = "cmd", eta: float = 0.01,
                  delta: float | None = None, tau: int = 20, seed: int | None = 0,
-                 full_max_d: int = FULL_MAX_D):
+                 full_max_d: int = FULL_MAX_D, y=None):
         X = np.asarray(X, dtype=float)
         n, d = X.shape
-        y, self.comparator = targets(X, loss, seed)
+        if y is None:
+            y, self.comparator = targets(X, loss, seed)
+        else:
+            y, self.comparator = given_targets(X, y, loss)
         comparator_losses = get_loss(loss).value(X @ self.comparator, y)
         self.comparator_cumulative = np.concatenate(([0.0], np.cumsum(comparator_losses)))
         self.names = tuple(key for key in LEARNERS if key != "full" or d <= full_max_d)

@@ -277,13 +277,15 @@ class NewtonRace(Race):
 
 # -- what the page says ----------------------------------------------------------------------------
 def notes(race: NewtonRace, *, selected, d: int, m: int, alpha0: float, seed: int, label_noise: float,
-          C: float, loss: str, adagrad_eta: float) -> list[str]:
+          C: float, loss: str, adagrad_eta: float, labels: str | None = None) -> list[str]:
     """The notes under the page's title for ``race`` on these settings (``selected``: the
     ticked learners, FULL-ON among them even when ``alpha0 = 0`` keeps it out of the race):
-    the labels and slab, then each caveat that applies (logistic ADAGRAD leaving the slab,
-    no learner, ``m >= d``, ``alpha0 = 0``, no exact spectrum, a learner that diverged)."""
-    out = [(f"Labels: y = sign(vᵀx) for a random unit vector v (seed {seed}), "
-            f"{100 * label_noise:g}% of them flipped. The learners play "
+    the labels (``labels`` says where they came from when not planted from ``seed``) and
+    slab, then each caveat that applies (logistic ADAGRAD leaving the slab, no learner,
+    ``m >= d``, ``alpha0 = 0``, no exact spectrum, a learner that diverged)."""
+    planted = (f"y = sign(vᵀx) for a random unit vector v (seed {seed}), "
+               f"{100 * label_noise:g}% of them flipped")
+    out = [(f"Labels: {labels or planted}. The learners play "
             f"clip(wᵀx, −{C:g}, {C:g}); "
             f"ADAGRAD uses its own step size η = {adagrad_eta:g} (the shared η is "
             f"SON's curvature weight μ + η).")]

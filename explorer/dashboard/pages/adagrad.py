@@ -43,7 +43,8 @@ import param
 
 from ...adagrad import BASELINES, LABELS, LEARNERS, METHODS, VARIANTS
 from ...experiments.adagrad import FULL_MAX_D, LOSSES, AdaGradRace
-from ..live import LivePlot, finite, plot_cell
+from ...streams import binary_labels
+from ..live import LivePlot, finite, labelled, plot_cell
 from ..page import Page
 from . import adagrad_figures as figures
 
@@ -99,7 +100,8 @@ class AdaGradPage(Page):
     # -- the race ---------------------------------------------------------------------------
     def _build(self, X: np.ndarray) -> None:
         self.experiment = AdaGradRace(X, loss=self.loss, method=self.method, eta=self.settings.eta,
-                                      delta=self._delta(), tau=self.settings.m, seed=self.settings.seed)
+                                      delta=self._delta(), tau=self.settings.m, seed=self.settings.seed,
+                                      y=self.settings.labels())
 
     def _delta(self) -> float | None:
         """The page's delta for the four AdaGrad variants: None (0 on the widget) is the paper's."""
@@ -142,7 +144,13 @@ class AdaGradPage(Page):
 
     def _notes(self) -> list[str]:
         d, tau = self._X.shape[1], self.settings.m
-        if self.loss == "absolute":
+        labels = self.settings.labels()
+        if labels is not None:
+            as_classes = binary_labels(labels)[1] if self.loss == "squared_hinge" else "as given"
+            notes = [f"Learning the uploaded labels ({as_classes}); regret is measured against "
+                     f"the least-squares fit on the whole stream, not the best predictor for "
+                     f"this loss, so it may go below 0."]
+        elif self.loss == "absolute":
             notes = ["Targets y = β*ᵀx, β* a random unit vector drawn from the seed: the absolute "
                      "loss of β* is 0, so regret = cumulative loss. The paper's stream is "
                      "'decaying spectrum' (x ~ N(1, Σ), eigenvalues 100 j⁻²)."]
@@ -188,9 +196,8 @@ class AdaGradPage(Page):
                       "time": LivePlot(figures.time_figure())}
         self.summary = pn.pane.Markdown("", margin=(0, 10))
         options = pn.Row(
-            pn.widgets.RadioButtonGroup.from_param(self.param.method, label="method ↻",
-                                                   options={"CMD": "cmd", "PDS": "pds"},
-                                                   width=110, align="end"),
+            labelled("method ↻", pn.widgets.RadioButtonGroup.from_param(
+                self.param.method, options={"CMD": "cmd", "PDS": "pds"}, width=110)),
             _delta_select(self),
             pn.widgets.Select.from_param(self.param.loss, label="loss ↻", width=140),
             pn.widgets.Checkbox.from_param(self.param.baselines, label="show OGD and Adam",

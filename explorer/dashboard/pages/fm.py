@@ -38,7 +38,7 @@ import param
 
 from ...experiments.fm import (BINARY, LEARNER_NAMES, LEARNERS, MOVIELENS, SYNTHETIC, TASKS,
                                 FactorizationRace, make_learners, task_stream)
-from ..live import LivePlot, explanation, finite, plot_cell
+from ..live import LivePlot, explanation, finite, labelled, plot_cell
 from ..page import Page
 from . import fm_figures as figures
 
@@ -195,8 +195,7 @@ class FactorizationPage(Page):
         log = pn.widgets.Checkbox.from_param(self.param.fm_log_spectra, label="log spectra",
                                              align="end", margin=(0, 10, 12, 10))
         self.param.watch(lambda *_: self._update_views(), ["fm_log_spectra"])
-        return pn.Row(task, *sliders.values(), pn.Column(pn.pane.Markdown("S-FTRL sketch ↻", margin=(0, 5)),
-                                                         variant, margin=0),
+        return pn.Row(task, *sliders.values(), labelled("S-FTRL sketch ↻", variant),
                       ogd, log, sizing_mode="stretch_width")
 
     def _update_views(self) -> None:

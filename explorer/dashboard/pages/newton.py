@@ -30,8 +30,8 @@ import panel as pn
 import param
 
 from ...experiments.newton import KEYS, LEARNERS, SKETCHED, NewtonRace, make_learners, notes, summary
-from ...streams import linear_classification_labels
-from ..live import LivePlot, finite, plot_cell
+from ...streams import binary_labels, linear_classification_labels
+from ..live import LivePlot, finite, labelled, plot_cell
 from ...plots import METHOD_COLORS
 from ..page import Page
 from . import newton_figures as figures
@@ -100,7 +100,11 @@ class NewtonPage(Page):
     # -- algorithms: explorer.experiments.newton ------------------------------------------------
     def _build(self, X: np.ndarray) -> None:
         s = self.settings
-        y, _ = linear_classification_labels(X, flip=self.label_noise, seed=s.seed)
+        labels = s.labels()  # an upload's own labels, else planted ones
+        if labels is None:
+            y, _ = linear_classification_labels(X, flip=self.label_noise, seed=s.seed)
+        else:
+            y, _ = binary_labels(labels)
         learners = make_learners(self.learners, X.shape[1], m=s.m, alpha0=s.alpha0, eta=s.eta,
                                  C=self.slab, fast=self.fast, loss=self.son_loss,
                                  eta_schedule=self.eta_schedule, seed=s.seed,
@@ -135,9 +139,12 @@ class NewtonPage(Page):
 
     def _notes(self) -> list[str]:
         s = self.settings
+        labels = s.labels()
+        uploaded = None if labels is None else (
+            f"the uploaded file's ({binary_labels(labels)[1]}; label noise does not apply)")
         return notes(self.race, selected=self.learners, d=self._X.shape[1], m=s.m, alpha0=s.alpha0,
                      seed=s.seed, label_noise=self.label_noise, C=self.slab, loss=self.son_loss,
-                     adagrad_eta=self.adagrad_eta)
+                     adagrad_eta=self.adagrad_eta, labels=uploaded)
 
     def _measure(self) -> dict[str, float]:
         # alpha0 too: a change mid-stream is drawn as a step where it happened (issue 17)
@@ -162,12 +169,12 @@ class NewtonPage(Page):
         self.summary = pn.pane.Markdown("", margin=(0, 10))
         p = self.param
         options = pn.Row(
-            pn.widgets.RadioButtonGroup.from_param(p.son_loss, name="loss ↻", width=170),
+            labelled("loss ↻", pn.widgets.RadioButtonGroup.from_param(p.son_loss, width=170)),
             pn.widgets.FloatInput.from_param(p.slab, name="slab C ↻", width=90),
-            pn.widgets.CheckButtonGroup.from_param(p.learners, name="learners ↻"),
+            labelled("learners ↻", pn.widgets.CheckButtonGroup.from_param(p.learners)),
             pn.widgets.Checkbox.from_param(p.fast, name="fast sketches ↻", align="end"),
             pn.widgets.FloatSlider.from_param(p.label_noise, name="label noise ↻", width=150),
-            pn.widgets.RadioButtonGroup.from_param(p.eta_schedule, name="η schedule ⚡", width=170),
+            labelled("η schedule ⚡", pn.widgets.RadioButtonGroup.from_param(p.eta_schedule, width=170)),
             pn.widgets.FloatInput.from_param(p.adagrad_eta, name="ADAGRAD η ⚡", width=110),
             sizing_mode="stretch_width", styles={"flex-wrap": "wrap"})
         legend = pn.pane.Markdown("Options of this page: ⚡ applies mid-stream, ↻ restarts the "

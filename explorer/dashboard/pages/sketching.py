@@ -17,7 +17,7 @@ import panel as pn
 import param
 
 from ...experiments.sketching import SKETCH_VARIANTS, SketchComparison
-from ..live import LivePlot, finite, plot_cell
+from ..live import LivePlot, finite, labelled, plot_cell
 from ..page import Page
 from . import sketching_figures as figures
 
@@ -99,7 +99,7 @@ class SketchingPage(Page):
                       "condition": LivePlot(figures.condition_figure())}
         self.summary = pn.pane.Markdown("", margin=(0, 10))
         options = pn.Row(
-            pn.widgets.RadioButtonGroup.from_param(self.param.spectrum_of, label="spectrum of"),
+            labelled("spectrum of", pn.widgets.RadioButtonGroup.from_param(self.param.spectrum_of)),
             pn.widgets.Checkbox.from_param(self.param.log_spectrum, label="log scale"),
             align="center")
         self.param.watch(lambda *_: self._update_views(), ["spectrum_of", "log_spectrum"])
