@@ -37,15 +37,17 @@ HEATMAP = """el => {
 
 
 def test_the_pca_heatmap_gets_a_2d_z_in_the_browser(server, page):
-    """After three steps the heatmap's z in Plotly's gd.data is rows x T (16 x 4 here:
-    the 3k + 10 smallest eigenvalues of W_t, one column per measurement)."""
+    """After three steps the heatmap's z in Plotly's gd.data is rows x T (16 x T here:
+    the 3k + 10 smallest eigenvalues of W_t, one column per history point)."""
     errors = open_page(page, server["url"] + "?page=pca&n=300&d=20")
     counter(page, 0).wait_for()
     for t in (1, 2, 3):
         button(page, "Step").click()
         counter(page, t).wait_for()
-    rows = AdaptivePCAPage(Settings(n=300, d=20)).heatmap_rows()
-    assert rows == 16
+    headless = AdaptivePCAPage(Settings(n=300, d=20))
+    headless.step(3)
+    rows, points = headless.heatmap_rows(), len(headless.history)
+    assert rows == 16 and points >= 3
     figure = page.locator(".js-plotly-plot").filter(visible=True)
 
     def shape():
@@ -55,7 +57,7 @@ def test_the_pca_heatmap_gets_a_2d_z_in_the_browser(server, page):
                 return figure.nth(i).evaluate(HEATMAP)
         return None
 
-    wait_until(lambda: (s := shape()) is not None and s["x"] == 4, page)
+    wait_until(lambda: (s := shape()) is not None and s["x"] == points, page)
     got = shape()
     assert got["y"] == rows and got["rows"] == rows, got
     assert got["widths"] == [got["x"]] * rows, got  # every row a row of T values, not a flat array
@@ -74,7 +76,7 @@ def test_the_error_axis_ticks_are_numbers_and_errors_sit_on_their_zero_bounds(se
     for t in (1, 2, 3):
         button(page, "Step").click()
         counter(page, t).wait_for()
-    wait_until(lambda: len(traces(page, "error")["FD error (exact)"]) == 4, page)
+    wait_until(lambda: len(traces(page, "error")["FD error (exact)"]) == 3, page)  # t = 0, 2, 3 (n = 300)
     drawn = traces(page, "error")
     for name in ("FD error (exact)", "RFD error (exact)", "FD error (fast)", "RFD error (fast)"):
         values = [v for v in drawn[name] if v is not None]

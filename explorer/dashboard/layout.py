@@ -18,6 +18,7 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
+from .live import row
 from .settings import ALPHA0_CHOICES, ETA_CHOICES, URL_NAMES, Settings
 from .transport import Transport
 from .upload import FORMATS, MAX_BYTES, MAX_COLUMNS, MAX_ROWS
@@ -66,7 +67,7 @@ def _transport_bar(transport: Transport) -> pn.Row:
                                        transport.param.n_rows),
                                styles={"font-size": "1.25em"}, align="center", margin=(0, 15))
     status = pn.pane.Markdown(transport.param.status, align="center", styles={"color": "#8a4b08"})
-    return pn.Row(*buttons.values(), speed, counter, status, clock, sizing_mode="stretch_width")
+    return row(*buttons.values(), speed, counter, status, clock)
 
 
 class FrameClock(JSComponent):
@@ -214,11 +215,15 @@ def _tabs(app) -> pn.Tabs:
             bodies[key].objects = [views]
     show(app.page)
     tabs = pn.Tabs(*[(titles[key], bodies[key]) for key in keys], active=keys.index(app.page),
-                   sizing_mode="stretch_width", dynamic=False)
+                   sizing_mode="stretch_width", dynamic=False, stylesheets=[TAB_HEADERS_WRAP])
     tabs.param.watch(lambda event: setattr(app, "page", keys[event.new]), "active")
     app.param.watch(lambda event: (show(event.new), setattr(tabs, "active", keys.index(event.new))),
                     "page")
     return tabs
+
+
+TAB_HEADERS_WRAP = ".bk-headers-wrapper { flex-wrap: wrap; }"
+"""The tab titles go on two lines when they do not fit (the fifth was off-screen at 1024 px)."""
 
 
 def _sidebar(app) -> list:

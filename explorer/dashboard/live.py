@@ -30,7 +30,8 @@ import plotly.graph_objects as go
 from panel.custom import JSComponent
 from plotly.basedatatypes import BasePlotlyType
 
-__all__ = ["LivePlot", "PlotlyView", "finite", "explanation", "plot_cell", "labelled"]
+__all__ = ["LivePlot", "PlotlyView", "finite", "explanation", "plot_cell", "labelled", "row", "plot_grid",
+           "CELL_WIDTH"]
 
 _PLOTLY_CSS = (Path(pn.__file__).parent / "dist" / "css" / "models" / "plotly.css").read_text()
 
@@ -182,8 +183,10 @@ def _plain(value):
 
 
 def explanation(text: str) -> pn.pane.Markdown:
-    """The grey line under a plot's title saying what to look for (fixed height: no jumps)."""
-    return pn.pane.Markdown(text, styles={"color": "#555"}, margin=(0, 10), height=60)
+    """The grey lines under a plot's title saying what to look for, as tall as they need:
+    a fixed height cut their last line off under the plot (issue 17)."""
+    return pn.pane.Markdown(text, styles={"color": "#555"}, margin=(0, 10), min_height=40,
+                            sizing_mode="stretch_width")
 
 
 def plot_cell(title: str, explained, plot: "LivePlot", *controls) -> pn.Column:
@@ -191,10 +194,28 @@ def plot_cell(title: str, explained, plot: "LivePlot", *controls) -> pn.Column:
     (text, or a pane the page keeps to change later), then the plot."""
     heading = pn.pane.Markdown(f"#### {title}", margin=(0, 10))
     if controls:
-        heading = pn.Row(heading, *controls)
+        heading = row(heading, *controls)
     if isinstance(explained, str):
         explained = explanation(explained)
-    return pn.Column(heading, explained, plot.pane, sizing_mode="stretch_width")
+    return pn.Column(heading, explained, plot.pane, sizing_mode="stretch_width",
+                     styles={"flex": f"1 1 {CELL_WIDTH}px"})
+
+
+CELL_WIDTH = 440
+"""A plot cell's smallest comfortable width (px): two side by side from about 900 px of
+page, one above the other below (a 1024 px laptop with the sidebar open)."""
+
+
+def plot_grid(*cells) -> pn.FlexBox:
+    """The page's plot cells, two per line when there is room, else one (issue 17: a fixed
+    two-column grid squeezed the plots and their titles into 330 px at 1024 px)."""
+    return pn.FlexBox(*cells, flex_wrap="wrap", sizing_mode="stretch_width")
+
+
+def row(*items, **params) -> pn.Row:
+    """A row of controls that wraps onto the next line instead of running off the page."""
+    styles = {"flex-wrap": "wrap", **params.pop("styles", {})}
+    return pn.Row(*items, styles=styles, **{"sizing_mode": "stretch_width", **params})
 
 
 def labelled(label: str, widget) -> pn.Column:

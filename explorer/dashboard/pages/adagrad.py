@@ -44,7 +44,7 @@ import param
 from ...adagrad import BASELINES, LABELS, LEARNERS, METHODS, VARIANTS
 from ...experiments.adagrad import FULL_MAX_D, LOSSES, AdaGradRace
 from ...streams import binary_labels
-from ..live import LivePlot, finite, labelled, plot_cell
+from ..live import LivePlot, finite, labelled, plot_cell, plot_grid, row
 from ..page import Page
 from . import adagrad_figures as figures
 
@@ -195,7 +195,7 @@ class AdaGradPage(Page):
                       "eigen": LivePlot(figures.eigen_figure()),
                       "time": LivePlot(figures.time_figure())}
         self.summary = pn.pane.Markdown("", margin=(0, 10))
-        options = pn.Row(
+        options = row(
             labelled("method ↻", pn.widgets.RadioButtonGroup.from_param(
                 self.param.method, options={"CMD": "cmd", "PDS": "pds"}, width=110)),
             _delta_select(self),
@@ -208,7 +208,7 @@ class AdaGradPage(Page):
             sizing_mode="stretch_width")
         self.param.watch(lambda *_: self._update_views(), ["baselines", "log_regret"])
         cells = [plot_cell(TITLES[name], EXPLAIN[name], plot) for name, plot in self.plots.items()]
-        return pn.Column(options, self.summary, pn.GridBox(*cells, ncols=2, sizing_mode="stretch_width"),
+        return pn.Column(options, self.summary, plot_grid(*cells),
                          sizing_mode="stretch_width")
 
     def _update_views(self) -> None:

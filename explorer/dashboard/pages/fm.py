@@ -38,7 +38,7 @@ import param
 
 from ...experiments.fm import (BINARY, LEARNER_NAMES, LEARNERS, MOVIELENS, SYNTHETIC, TASKS,
                                 FactorizationRace, make_learners, task_stream)
-from ..live import LivePlot, explanation, finite, labelled, plot_cell
+from ..live import LivePlot, explanation, finite, labelled, plot_cell, plot_grid, row
 from ..page import Page
 from . import fm_figures as figures
 
@@ -163,7 +163,7 @@ class FactorizationPage(Page):
         self.explain = {name: explanation(EXPLAIN.get(name, "")) for name in self.plots}
         cells = [plot_cell(TITLES[name], self.explain[name], plot) for name, plot in self.plots.items()]
         return pn.Column(self._options(), self.summary,
-                         pn.GridBox(*cells, ncols=2, sizing_mode="stretch_width"),
+                         plot_grid(*cells),
                          sizing_mode="stretch_width")
 
     def _options(self) -> pn.Row:
@@ -195,7 +195,7 @@ class FactorizationPage(Page):
         log = pn.widgets.Checkbox.from_param(self.param.fm_log_spectra, label="log spectra",
                                              align="end", margin=(0, 10, 12, 10))
         self.param.watch(lambda *_: self._update_views(), ["fm_log_spectra"])
-        return pn.Row(task, *sliders.values(), labelled("S-FTRL sketch ↻", variant),
+        return row(task, *sliders.values(), labelled("S-FTRL sketch ↻", variant),
                       ogd, log, sizing_mode="stretch_width")
 
     def _update_views(self) -> None:

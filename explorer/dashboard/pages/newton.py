@@ -31,7 +31,7 @@ import param
 
 from ...experiments.newton import KEYS, LEARNERS, SKETCHED, NewtonRace, make_learners, notes, summary
 from ...streams import binary_labels, linear_classification_labels
-from ..live import LivePlot, finite, labelled, plot_cell
+from ..live import LivePlot, finite, labelled, plot_cell, plot_grid, row
 from ...plots import METHOD_COLORS
 from ..page import Page
 from . import newton_figures as figures
@@ -168,15 +168,14 @@ class NewtonPage(Page):
                       "spectrum": LivePlot(figures.spectrum_figure())}
         self.summary = pn.pane.Markdown("", margin=(0, 10))
         p = self.param
-        options = pn.Row(
+        options = row(
             labelled("loss ↻", pn.widgets.RadioButtonGroup.from_param(p.son_loss, width=170)),
             pn.widgets.FloatInput.from_param(p.slab, name="slab C ↻", width=90),
             labelled("learners ↻", pn.widgets.CheckButtonGroup.from_param(p.learners)),
             pn.widgets.Checkbox.from_param(p.fast, name="fast sketches ↻", align="end"),
             pn.widgets.FloatSlider.from_param(p.label_noise, name="label noise ↻", width=150),
             labelled("η schedule ⚡", pn.widgets.RadioButtonGroup.from_param(p.eta_schedule, width=170)),
-            pn.widgets.FloatInput.from_param(p.adagrad_eta, name="ADAGRAD η ⚡", width=110),
-            sizing_mode="stretch_width", styles={"flex-wrap": "wrap"})
+            pn.widgets.FloatInput.from_param(p.adagrad_eta, name="ADAGRAD η ⚡", width=110))
         legend = pn.pane.Markdown("Options of this page: ⚡ applies mid-stream, ↻ restarts the "
                                   "race (as in the sidebar).", styles={"color": "#555"},
                                   margin=(0, 10))
@@ -188,11 +187,7 @@ class NewtonPage(Page):
         cells = {name: plot_cell(TITLES[name], EXPLAIN[name], plot, *([views[name]] if name in views else []))
                  for name, plot in self.plots.items()}
         self._loss_heading = cells["loss"][0][0]
-        grid = pn.GridBox(*[cells[name] for name in ("loss", "accuracy", "condition", "alpha")],
-                          ncols=2, sizing_mode="stretch_width")
-        return pn.Column(self.summary, options, legend, grid,
-                         pn.Row(cells["spectrum"], pn.Spacer(sizing_mode="stretch_width"),
-                                sizing_mode="stretch_width"),
+        return pn.Column(self.summary, options, legend, plot_grid(*cells.values()),
                          sizing_mode="stretch_width")
 
     def _update_views(self) -> None:

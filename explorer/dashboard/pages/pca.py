@@ -47,7 +47,7 @@ import param
 
 from ...experiments.pca import DENSITY_LEARNERS, AdaptivePCARace, toy_stream
 from ...plots.style import HEIGHT
-from ..live import LivePlot, finite, plot_cell
+from ..live import LivePlot, finite, plot_cell, plot_grid, row
 from ..page import Page
 from . import pca_figures as figures
 
@@ -179,13 +179,12 @@ class AdaptivePCAPage(Page):
                       "fixed_share": LivePlot(figures.fixed_share_figure(),
                                               height=HEIGHT + 60)}
         self.summary = pn.pane.Markdown("", margin=(0, 10))
-        knobs = pn.Row(
+        knobs = row(
             _choice_slider(self, "eta_pca", ETA_CHOICES, "η: learning rate ⚡"),
             _choice_slider(self, "alpha", ALPHA_CHOICES, "α: fixed share ⚡"),
             _int_slider(self, "k", "k: rank of P_t ↻", end=10),
             _int_slider(self, "segment_length", "segment length ↻", step=10, end=1000),
-            _int_slider(self, "rank", "segment rank ↻", end=10),
-            sizing_mode="stretch_width")
+            _int_slider(self, "rank", "segment rank ↻", end=10))
         paper = pn.widgets.Button(label="Paper's toy setting (η = 1, α = 10⁻⁵)")
         paper.on_click(lambda event: self.param.update(eta_pca=1.0, alpha=1e-5))
         theory = pn.widgets.Button(label="Theory setting (Theorem 1)", description="α = 1/(T(n−k)+1), η = ln(1 + √(2D/L)) with L the "
@@ -197,8 +196,7 @@ class AdaptivePCAPage(Page):
         self.param.watch(lambda *_: self._update_views(), ["heatmap_of"])
         cells = [plot_cell(TITLES[name], EXPLAIN[name], plot, *([heatmap_of] if name == "weights" else []))
                  for name, plot in self.plots.items()]
-        return pn.Column(knobs, pn.Row(paper, theory, legend), self.summary,
-                         pn.GridBox(*cells, ncols=2, sizing_mode="stretch_width"),
+        return pn.Column(knobs, row(paper, theory, legend), self.summary, plot_grid(*cells),
                          sizing_mode="stretch_width")
 
     def heatmap_rows(self) -> int:

@@ -17,7 +17,7 @@ import panel as pn
 import param
 
 from ...experiments.sketching import SKETCH_VARIANTS, SketchComparison
-from ..live import LivePlot, finite, labelled, plot_cell
+from ..live import LivePlot, finite, labelled, plot_cell, plot_grid, row
 from ..page import Page
 from . import sketching_figures as figures
 
@@ -98,14 +98,14 @@ class SketchingPage(Page):
                       "error": LivePlot(figures.error_figure()),
                       "condition": LivePlot(figures.condition_figure())}
         self.summary = pn.pane.Markdown("", margin=(0, 10))
-        options = pn.Row(
+        options = row(
             labelled("spectrum of", pn.widgets.RadioButtonGroup.from_param(self.param.spectrum_of)),
             pn.widgets.Checkbox.from_param(self.param.log_spectrum, label="log scale"),
             align="center")
         self.param.watch(lambda *_: self._update_views(), ["spectrum_of", "log_spectrum"])
         cells = [plot_cell(TITLES[name], EXPLAIN[name], plot, *([options] if name == "spectrum" else []))
                  for name, plot in self.plots.items()]
-        return pn.Column(self.summary, pn.GridBox(*cells, ncols=2, sizing_mode="stretch_width"),
+        return pn.Column(self.summary, plot_grid(*cells),
                          sizing_mode="stretch_width")
 
     def _update_views(self) -> None:

@@ -1,0 +1,79 @@
+"""Issue 17, defect 6: from a 1024 px laptop to a 1400 px screen, nothing is cut off.
+
+Every page is opened at both widths (the sidebar open) and every piece of text outside
+the figures is checked in the browser: inside the window, not clipped by a box that
+hides its overflow, and not covered by another element (the explanations' last line
+lay under the plots, the AdaGrad options' key and the t counter ran off the right edge,
+the fifth tab was off-screen at 1024 px). A screenshot of each is kept in pytest's
+temporary folder for a person to look at.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_dashboard_browser import server  # noqa: F401  (the module-scoped fixture, used here)
+from test_dashboard_browser import counter, real_errors
+
+from explorer.dashboard.app import PAGES
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+WIDTHS = (1024, 1400)
+PROBLEMS_JS = r"""() => {
+  const W = document.documentElement.clientWidth;
+  const out = [];
+  const parentOf = el => el.parentElement || (el.getRootNode() && el.getRootNode().host) || null;
+  const visible = el => { const s = getComputedStyle(el); return s.display !== "none" && s.visibility !== "hidden"; };
+  const walk = root => {
+    for (const el of root.querySelectorAll("*")) {
+      if (el.shadowRoot) walk(el.shadowRoot);
+      if (!el.childNodes || ![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+      if (el.closest("svg, .modebar, .js-plotly-plot, option, select, script, style")) continue;
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0 || !visible(el)) continue;
+      const text = el.textContent.trim().replace(/\s+/g, " ").slice(0, 70);
+      if (r.right > W + 1 || r.left < -1) { out.push(`off-screen (right ${Math.round(r.right)} > ${W}): ${text}`); continue; }
+      const root = el.getRootNode();
+      const points = [[r.left + 3, r.bottom - 3], [r.right - 3, r.bottom - 3], [(r.left + r.right) / 2, (r.top + r.bottom) / 2]];
+      const covered = points.map(([x, y]) => root.elementFromPoint(x, y)).find(hit => hit && !el.contains(hit) && !hit.contains(el));
+      if (covered) { out.push(`covered by <${covered.tagName.toLowerCase()} class="${covered.className}">: ${text}`); continue; }
+      for (let a = parentOf(el); a && a !== document.documentElement; a = parentOf(a)) {
+        if (!(a instanceof Element)) break;
+        const s = getComputedStyle(a);
+        if (s.overflowX === "visible" && s.overflowY === "visible") continue;
+        const q = a.getBoundingClientRect();
+        if (q.width === 0 || q.height === 0) break;
+        const scrolls = (s.overflowY === "auto" || s.overflowY === "scroll");
+        if (r.right > q.right + 1 || (!scrolls && r.bottom > q.bottom + 1)) {
+          out.push(`clipped by <${a.tagName.toLowerCase()} class="${a.className}"> (text ${Math.round(r.right)},${Math.round(r.bottom)} box ${Math.round(q.right)},${Math.round(q.bottom)}): ${text}`);
+          break;
+        }
+        if (scrolls) break;
+      }
+    }
+  };
+  walk(document);
+  return out;
+}"""
+"""Every text outside the figures that is off-screen, clipped or covered, as one line each."""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_no_text_or_control_is_cut_off(server, browser, width, tmp_path):
+    problems = {}
+    for cls in PAGES:
+        page = browser.new_page(viewport={"width": width, "height": 3000})  # all of it on screen
+        errors = []
+        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+        page.set_default_timeout(60_000)
+        page.goto(server["url"] + f"?page={cls.key}&t=40")
+        page.locator(".js-plotly-plot .plot-container.plotly").first.wait_for()
+        counter(page, 40).wait_for()
+        page.wait_for_timeout(500)  # the plots' last resize
+        page.screenshot(path=tmp_path / f"{cls.key}_{width}.png")
+        found = page.evaluate(PROBLEMS_JS)
+        if found:
+            problems[cls.key] = found
+        assert real_errors(errors) == []
+        page.close()
+    assert problems == {}
