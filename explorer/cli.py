@@ -12,6 +12,10 @@ Subcommands:
 ``explorer bench [-- ARGS ...]``
     Run ``benchmarks/run_all.py`` with the same Python, passing ``ARGS`` on
     (``explorer bench -- --quick`` for a smoke run).
+``explorer sketch DATA --m M [--rfd] [--exact] [--workers N] [--out FILE] ...``
+    Sketch the rows of ``DATA`` (``.npy``, ``.npz``, zarr, ``.parquet``; read lazily,
+    chunk by chunk) with Frequent Directions on Dask (:func:`explorer.distributed.sketch_array`),
+    print what the sketch certifies and save it (``to_bytes``) with ``--out``.
 
 The lessons and benchmarks live in the source repository next to the package, so those
 two subcommands need a checkout (``make lab`` sets one up); an installed wheel alone has
@@ -32,6 +36,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import numpy as np
 
 __all__ = ["REPO_ROOT", "LESSONS_DIR", "BENCHMARKS_SCRIPT", "lab_command", "build_parser", "main"]
 
@@ -187,7 +193,108 @@ def _add_serve(subparsers) -> None:  # what ArgumentParser.add_subparsers() retu
     parser.set_defaults(run=_serve)
 
 
-_SUBCOMMANDS = (_add_serve, _add_lab, _add_bench)
+def _sketch(args: argparse.Namespace) -> int:
+    import dask  # Dask loads only for this subcommand
+
+    from .distributed import certified_bounds, open_rows, sketch_array
+
+    out = Path(args.out) if args.out else None
+    if out is not None and out.exists() and not args.force:
+        return _refuse(f"{out} exists; pass --force to overwrite it")
+    if out is not None and not out.parent.is_dir():
+        return _refuse(f"no folder {out.parent} to write {out.name} in")
+    progress = sys.stdout.isatty() if args.progress is None else args.progress
+    kind = "rfd" if args.rfd else "fd"
+    try:
+        X = open_rows(args.data, key=args.key, chunk_rows=args.chunk_rows)
+        chunks = len(X.chunks[0])
+        print(f"{args.data}: {X.shape[0]:,} rows x {X.shape[1]:,} columns of {X.dtype}, "
+              f"{chunks} chunk{'s' * (chunks > 1)} of up to {max(X.chunks[0]):,} rows", flush=True)
+        with dask.config.set(scheduler="threads", num_workers=args.workers):
+            sketch = sketch_array(X, args.m, kind=kind, fast=not args.exact, split_every=args.split_every,
+                                  alpha0=args.alpha0, progress=progress)
+    except ValueError as error:
+        return _refuse(str(error))
+    print(f"{'Robust FD' if args.rfd else 'FD'}, m = {args.m} ({'exact' if args.exact else 'fast'}), "
+          f"merged {args.split_every} at a time on {args.workers or os.cpu_count()} threads")
+    print(_sketch_report(sketch, certified_bounds(sketch), top=args.top))
+    if out is not None:
+        out.write_bytes(sketch.to_bytes())
+        print(f"saved to {out} (read it back with explorer.sketch.from_bytes(Path({str(out)!r}).read_bytes()))")
+    return 0
+
+
+def _refuse(message: str) -> int:
+    """One line on stderr, exit status 2 (a usage error): no traceback for bad input."""
+    print(f"explorer sketch: error: {' '.join(message.split())}", file=sys.stderr)
+    return 2
+
+
+def _sketch_report(sketch, bounds: dict, *, top: int) -> str:
+    """The lines ``explorer sketch`` prints: what the sketch certifies about the rows A."""
+    sigma = sketch.singular_values()[:top]
+    delta, total = bounds["spectral_error"], bounds["frobenius_squared"]
+    relative = delta / total if total > 0 else 0.0
+    lines = [f"rows sketched: {sketch.n_seen:,}; ||A||_F^2 = {total:.6g}; shrinks: {sketch.n_shrinks:,}",
+             f"top {sigma.size} singular values of B; sigma_i(A) lies in [sigma_i(B), sqrt(sigma_i(B)^2 + Delta)]:"]
+    lines += [f"  {i:3d}  {s:.6g}  [{s:.6g}, {np.sqrt(s * s + delta):.6g}]" for i, s in enumerate(sigma, 1)]
+    lines += [f"Frobenius mass captured ||B||_F^2 / ||A||_F^2 = {bounds['mass_captured']:.4f}",
+              f"delta_total Delta = {delta:.6g} ({relative:.3g} of ||A||_F^2): ||A^T A - B^T B||_2 <= Delta"]
+    if hasattr(sketch, "alpha"):
+        lines.append(f"Robust FD: alpha = {sketch.alpha:.6g}; ||A^T A + alpha0 I - (B^T B + alpha I)||_2 <= "
+                     f"Delta / 2 = {delta / 2:.6g}")
+    lines.append(f"FD guarantee: Delta <= min_k ||A - A_k||_F^2 / (m - k) <= {bounds['tail_bound']:.6g} "
+                 "(= min_k (||A||_F^2 - sum_{i<=k} sigma_i(B)^2) / (m - k), what the sketch certifies)")
+    return "\n".join(lines)
+
+
+def _positive(text: str) -> int:
+    """Parse an integer >= 1 for argparse."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
+    return value
+
+
+def _add_sketch(subparsers) -> None:  # what ArgumentParser.add_subparsers() returns
+    parser = subparsers.add_parser(
+        "sketch",
+        help="sketch a file too large for memory (Frequent Directions on Dask)",
+        description="Sketch the rows of DATA with Frequent Directions, chunk by chunk on Dask's threads, "
+        "merging the chunks' sketches in a tree (explorer.distributed.sketch_array). Prints the top "
+        "singular values of the sketch B, the Frobenius mass it captured, delta_total Delta (the "
+        "certified spectral error: ||A^T A - B^T B||_2 <= Delta) and the FD guarantee's bound "
+        "min_k ||A - A_k||_F^2 / (m - k), which needs A's spectrum: printed is the upper estimate "
+        "min_k (||A||_F^2 - sum_{i<=k} sigma_i(B)^2) / (m - k), which the sketch certifies "
+        "(sigma_i(A) >= sigma_i(B)). Bad input: one line on stderr, exit status 2.",
+    )
+    parser.add_argument("data", metavar="DATA",
+                        help="a .npy (memory-mapped), .npz, zarr store (needs zarr) or .parquet (needs pyarrow)")
+    parser.add_argument("--m", type=int, required=True, help="sketch size m (rows of B; >= 2)")
+    parser.add_argument("--rfd", action="store_true", help="Robust Frequent Directions instead of FD")
+    parser.add_argument("--alpha0", type=float, default=0.0, help="Robust FD's starting alpha (default: 0)")
+    parser.add_argument("--exact", action="store_true",
+                        help="shrink on every row once full (default: fast FD, a 2m-row buffer)")
+    parser.add_argument("--workers", type=_positive, default=None, metavar="N",
+                        help="threads of Dask's local scheduler (default: one per core)")
+    parser.add_argument("--split-every", type=int, default=8, metavar="K",
+                        help="sketches per merge in the tree (>= 2; default: %(default)s)")
+    parser.add_argument("--chunk-rows", type=_positive, default=None, metavar="R",
+                        help="rows per chunk (default: the file's chunks, or about 128 MiB)")
+    parser.add_argument("--key", default=None, metavar="NAME", help="the array to read in an .npz or zarr group")
+    parser.add_argument("--top", type=_positive, default=5, help="singular values to print (default: %(default)s)")
+    parser.add_argument("--out", default=None, metavar="FILE",
+                        help="save the sketch here (to_bytes: an npz archive; default: not saved)")
+    parser.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="show a progress bar (default: when the output is a terminal)")
+    parser.set_defaults(run=_sketch)
+
+
+_SUBCOMMANDS = (_add_serve, _add_lab, _add_bench, _add_sketch)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -216,3 +216,23 @@ def test_run_all_prints_a_result_whose_seconds_is_not_one_number(bench, tmp_path
     monkeypatch.setattr(bench.run_all, "load", {"per_method": per_method}.get)
     assert bench.run_all.main(["--threads", "0", "--output", str(tmp_path / "latest.json")]) == 0
     assert "=== per_method ===" in capsys.readouterr().out
+
+
+def test_sketch_distributed_tiny(tmp_path):
+    """benchmarks/sketch_distributed.py on a tiny stream: every FD result meets the guarantee,
+    1 and 2 threads agree bit for bit, the temporary file is gone (no cluster: seconds)."""
+    sys.path.insert(0, str(BENCHMARKS_DIR))
+    try:
+        sd = importlib.import_module("sketch_distributed")
+    finally:
+        sys.path.remove(str(BENCHMARKS_DIR))
+    result = sd.run(rows=600, cols=12, m=3, chunk_rows=100, folder=str(tmp_path), cluster=False, progress=False)
+    assert result[sd.CORRECTNESS_KEY] and result["checks"]["threads_identical"]
+    names = [row["method"] for row in result["methods"]]
+    assert names.count("sketch_array") == 2 and "IncrementalPCA" in names and len(names) == 6
+    for row in result["methods"]:
+        assert row["rows_per_s"] > 0 and 0 <= row["error"] < 1
+    rank_m = [row["error"] for row in result["methods"] if row["rows_kept"] <= 3]  # svd_compressed, IPCA
+    assert len(rank_m) == 3 and result["best_rank_m_error"] <= min(rank_m) * (1 + 1e-9)
+    assert list(tmp_path.iterdir()) == []
+    assert "| sketch_array | 2 threads |" in sd.format_results(result)

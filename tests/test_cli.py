@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -14,6 +15,7 @@ import urllib.request
 from importlib.metadata import entry_points
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from explorer import cli
@@ -229,3 +231,92 @@ def test_lab_opens_the_repository_root_at_the_lessons(tmp_path, monkeypatch):
     command = started[0]
     assert f"--notebook-dir={tmp_path}" in command
     assert "--ServerApp.default_url=/lab/tree/lessons" in command
+
+
+# -- explorer sketch ----------------------------------------------------------------------
+@pytest.fixture
+def rows_npy(tmp_path):
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((3000, 3)) @ rng.standard_normal((3, 12)) * 10 + rng.standard_normal((3000, 12))
+    np.save(tmp_path / "rows.npy", A)
+    return tmp_path / "rows.npy", A
+
+
+def test_sketch_prints_what_the_sketch_certifies_and_saves_it(rows_npy, tmp_path, capsys):
+    from explorer.distributed import certified_bounds, sketch_array
+    from explorer.sketch import from_bytes
+
+    path, A = rows_npy
+    out = tmp_path / "sketch.npz"
+    code = cli.main(["sketch", str(path), "--m", "6", "--workers", "2", "--chunk-rows", "500",
+                     "--split-every", "3", "--out", str(out), "--no-progress"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    saved = from_bytes(out.read_bytes())
+    expected = sketch_array(A, 6, chunk_rows=500, split_every=3)
+    assert np.array_equal(saved.sketch, expected.sketch) and saved.n_seen == 3000
+    bounds = certified_bounds(saved)
+    assert "3,000 rows x 12 columns of float64, 6 chunks of up to 500 rows" in printed
+    assert f"mass captured ||B||_F^2 / ||A||_F^2 = {bounds['mass_captured']:.4f}" in printed
+    assert f"Delta = {saved.delta_total:.6g}" in printed
+    assert f"<= {bounds['tail_bound']:.6g}" in printed
+    assert f"1  {saved.singular_values()[0]:.6g}" in printed
+    assert "Completed" not in printed  # --no-progress
+
+
+def test_sketch_robust_fd_exact_prints_alpha(rows_npy, capsys):
+    path, _ = rows_npy
+    assert cli.main(["sketch", str(path), "--m", "4", "--rfd", "--alpha0", "2", "--exact", "--top", "2",
+                     "--progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "Robust FD, m = 4 (exact)" in printed and "alpha = " in printed
+    assert "100% Completed" in printed
+    assert "top 2 singular values" in printed
+
+
+def test_sketch_overwrites_only_with_force(rows_npy, tmp_path, capsys):
+    path, _ = rows_npy
+    out = tmp_path / "sketch.npz"
+    out.write_bytes(b"keep me")
+    assert cli.main(["sketch", str(path), "--m", "3", "--out", str(out)]) == 2
+    assert "exists; pass --force" in capsys.readouterr().err
+    assert out.read_bytes() == b"keep me"
+    assert cli.main(["sketch", str(path), "--m", "3", "--out", str(out), "--force"]) == 0
+    assert out.read_bytes() != b"keep me"
+
+
+@pytest.mark.parametrize("name, content, extra, message", [
+    ("missing.npy", None, [], "no file or folder at"),
+    ("rows.csv", b"1,2\n", [], "unknown format .csv"),
+    ("nan.npy", "nan", ["--chunk-rows", "10"], r"rows 10\.\.19 \(a chunk\): row 12 contains NaN"),
+    ("rows.npy", "ok", ["--m", "1"], "m must be an integer >= 2"),
+    ("rows.npy", "ok", ["--out", "no/such/folder/sk.npz"], "no folder"),
+])
+def test_sketch_refuses_bad_input_in_one_line(tmp_path, capsys, name, content, extra, message):
+    path = tmp_path / name
+    if content == "nan":
+        A = np.ones((30, 4))
+        A[12, 1] = np.nan
+        np.save(path, A)
+    elif content == "ok":
+        np.save(path, np.ones((30, 4)))
+    elif content is not None:
+        path.write_bytes(content)
+    extra = [part.replace("no/such", str(tmp_path / "no/such")) for part in extra]
+    m = [] if "--m" in extra else ["--m", "3"]
+    assert cli.main(["sketch", str(path), *m, *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("explorer sketch: error: ") and err.count("\n") == 1
+    assert re.search(message, err)
+
+
+def test_sketch_command_shows_no_traceback(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "explorer.cli", "sketch", str(tmp_path / "x.npz"), "--m", "3"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"explorer sketch: error: no file or folder at {tmp_path / 'x.npz'}"
+
+
+def test_sketch_progress_follows_the_terminal_by_default():
+    args = cli.build_parser().parse_args(["sketch", "data.npy", "--m", "5"])
+    assert args.progress is None and args.workers is None and args.split_every == 8 and not args.rfd

@@ -7,16 +7,19 @@ numpy arrays, and these functions only draw them; nothing here calls ``show()``.
 - :mod:`.charts`: generic builders (:func:`line_chart`, :func:`bar_chart`,
   :func:`shrink_spectrum`, :func:`heatmap`).
 - :mod:`.panels`: :func:`small_multiples`, one panel per data set or sketch size.
+- :mod:`.graphs`: :func:`merge_tree` (a tree of merged sketches, each node's delta
+  and rows) and :func:`task_graph` (a Dask task graph in layers, no graphviz).
 
 The dashboard's per-page figure modules (``explorer/dashboard/pages/*_figures.py``)
 draw on these.
 """
 
 from .charts import as_vector, bar_chart, heatmap, line_chart, shrink_spectrum
+from .graphs import merge_tree, task_graph
 from .panels import small_multiples
 from .style import (COLORS, COMPARATOR_GREY, EXACT_GREY, HEIGHT, LAYOUT, MARGIN, METHOD_COLORS,
                     method_color)
 
-__all__ = ["line_chart", "bar_chart", "shrink_spectrum", "heatmap", "small_multiples",
-           "as_vector", "COLORS", "COMPARATOR_GREY", "EXACT_GREY", "HEIGHT", "LAYOUT", "MARGIN", "METHOD_COLORS",
-           "method_color"]
+__all__ = ["line_chart", "bar_chart", "shrink_spectrum", "heatmap", "small_multiples", "merge_tree",
+           "task_graph", "as_vector", "COLORS", "COMPARATOR_GREY", "EXACT_GREY", "HEIGHT", "LAYOUT", "MARGIN",
+           "METHOD_COLORS", "method_color"]
