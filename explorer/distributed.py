@@ -48,7 +48,7 @@ import numpy as np
 from ._validation import check_choice, check_float, check_int
 from .sketch import FrequentDirections, RobustFrequentDirections
 
-__all__ = ["KINDS", "FORMATS", "open_rows", "sketch_graph", "sketch_array", "certified_bounds"]
+__all__ = ["KINDS", "FORMATS", "open_rows", "sketch_graph", "sketch_array", "certified_bounds", "node_sketch"]
 
 #: The sketches :func:`sketch_array` builds, by ``kind``.
 KINDS = {"fd": FrequentDirections, "rfd": RobustFrequentDirections}
@@ -275,12 +275,30 @@ def _sketch_chunk(block: np.ndarray, kind: str, params: dict, block_info=None) -
     return cell
 
 
+def node_sketch(value):
+    """The sketch a task of :func:`sketch_graph` computed: a merge node's value as it is, a
+    leaf's taken out of its 1 x 1 block (see :func:`_sketch_chunk`); any other value (a
+    chunk of rows) as it is.
+
+    >>> import numpy as np
+    >>> graph = sketch_graph(np.ones((20, 3)), 2, chunk_rows=10)
+    >>> leaf = next(key for key in graph.dask if isinstance(key, tuple) and key[0].startswith("sketch-"))
+    >>> from dask.local import get_sync
+    >>> value = get_sync(dict(graph.dask), leaf)  # the leaf task's own value
+    >>> value.shape, node_sketch(value).n_seen
+    ((1, 1), 10)
+    """
+    if isinstance(value, np.ndarray) and value.dtype == object and value.shape == (1, 1):
+        return value[0, 0]
+    return value
+
+
 def _merge_group(group: list) -> FrequentDirections:
     """One inner node of the tree: the merge of up to ``split_every`` sketches (a leaf's
     sketch comes in its 1 x 1 block, see :func:`_sketch_chunk`)."""
     from . import merge  # explorer.merge: the one home of merging
 
-    sketches = [node[0, 0] if isinstance(node, np.ndarray) else node for node in group]
+    sketches = [node_sketch(node) for node in group]
     return merge(sketches, split_every=max(2, len(sketches)))
 
 

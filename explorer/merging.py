@@ -26,14 +26,15 @@ from __future__ import annotations
 import io
 import math
 import zipfile
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 import numpy as np
 
 from ._validation import check_int
 from .hooks import MergeEvent
 
-__all__ = ["Mergeable", "merge", "pack_state", "unpack_state", "FORMAT", "FORMAT_VERSION"]
+__all__ = ["Mergeable", "merge", "merge_levels", "MergeLevels", "pack_state", "unpack_state", "FORMAT",
+           "FORMAT_VERSION"]
 
 #: The name stored under ``"format"`` in every archive :func:`pack_state` writes.
 FORMAT = "sketch-explorer"
@@ -99,14 +100,31 @@ class Mergeable:
         return cls.from_state_dict(unpack_state(data, (cls.__name__,)))
 
 
-def merge(sketches: Iterable[Mergeable], split_every: int = 8) -> Mergeable:
-    """Merge sketches in a tree: groups of ``split_every`` consecutive sketches are merged
-    into one (left to right: ``s0.merge(s1).merge(s2)...``), level by level, until one is
-    left. The result depends only on the sketches and their order; none of them changes.
-    A single sketch gives a copy of it.
+class MergeLevels(NamedTuple):
+    """Every level of :func:`merge`'s tree, leaves first (``levels[-1]`` holds the root),
+    and ``own[level][j]``: the delta node ``j`` of that level added by its own shrinks
+    (for a leaf, its ``delta_total``)."""
 
-    Every sketch must be of the same class and settings (``ValueError`` from ``merge``
-    otherwise); ``split_every`` is an integer >= 2.
+    levels: list[list[Mergeable]]
+    own: list[list[float]]
+
+
+def merge_levels(sketches: Iterable[Mergeable], split_every: int = 8) -> MergeLevels:
+    """:func:`merge`, keeping every node of the tree: what a picture of the tree needs
+    (lesson 07, ``explorer.plots.merge_tree``). Groups of ``split_every`` consecutive
+    sketches are merged into one (left to right: ``s0.merge(s1).merge(s2)...``), level by
+    level, until one is left; a single sketch gives a level of its copy. Each node's own
+    delta is the sum of the deltas its merges reported (:class:`~explorer.hooks.MergeEvent`).
+    None of the sketches changes, and their hooks hear each merge as ``merge`` makes it.
+
+    >>> import numpy as np
+    >>> from explorer import FrequentDirections
+    >>> parts = [FrequentDirections(d=4, m=2) for _ in range(3)]
+    >>> for part, rows in zip(parts, np.array_split(np.eye(4).repeat(3, axis=0), 3)):
+    ...     part.extend(rows)
+    >>> tree = merge_levels(parts, split_every=2)
+    >>> [[node.n_seen for node in level] for level in tree.levels]
+    [[4, 4, 4], [8, 4], [12]]
     """
     split_every = check_int("split_every", split_every, minimum=2)
     if isinstance(sketches, (str, bytes)) or not isinstance(sketches, Iterable):
@@ -119,19 +137,50 @@ def merge(sketches: Iterable[Mergeable], split_every: int = 8) -> Mergeable:
             raise ValueError(f"sketches[{i}] is a {type(sketch).__name__}, not a mergeable sketch "
                              "(FrequentDirections, RobustFrequentDirections, "
                              "GeneralizedFrequentDirections)")
+    levels, own = [level], [[sketch.delta_total for sketch in level]]
     if len(level) == 1:
-        return type(level[0]).from_state_dict(level[0].state_dict())
+        copy = type(level[0]).from_state_dict(level[0].state_dict())
+        return MergeLevels([*levels, [copy]], [*own, [0.0]])
     while len(level) > 1:
-        level = [_merge_group(level[start:start + split_every])
-                 for start in range(0, len(level), split_every)]
-    return level[0]
+        groups = [_merge_group(level[start:start + split_every])
+                  for start in range(0, len(level), split_every)]
+        level = [node for node, _ in groups]
+        levels.append(level)
+        own.append([delta for _, delta in groups])
+    return MergeLevels(levels, own)
 
 
-def _merge_group(group: list[Mergeable]) -> Mergeable:
-    merged = group[0]
+def merge(sketches: Iterable[Mergeable], split_every: int = 8) -> Mergeable:
+    """Merge sketches in a tree: groups of ``split_every`` consecutive sketches are merged
+    into one (left to right: ``s0.merge(s1).merge(s2)...``), level by level, until one is
+    left. The result depends only on the sketches and their order; none of them changes.
+    A single sketch gives a copy of it (:func:`merge_levels` keeps every node).
+
+    Every sketch must be of the same class and settings (``ValueError`` from ``merge``
+    otherwise); ``split_every`` is an integer >= 2.
+    """
+    return merge_levels(sketches, split_every).levels[-1][0]
+
+
+def _merge_group(group: list[Mergeable]) -> tuple[Mergeable, float]:
+    """The merge of ``group`` (left to right) and the delta its own shrinks added."""
+    merged, own = group[0], 0.0
     for sketch in group[1:]:
-        merged = merged.merge(sketch)
-    return merged
+        merged, delta = _merge_two(merged, sketch)
+        own += delta
+    return merged, own
+
+
+def _merge_two(left: Mergeable, right: Mergeable) -> tuple[Mergeable, float]:
+    """``left.merge(right)`` and its own delta, heard as a :class:`MergeEvent` by a hook
+    added to ``right`` for the call only."""
+    heard: list[MergeEvent] = []
+    handle = right.add_hook(heard.append)
+    try:
+        merged = left.merge(right)
+    finally:
+        handle.remove()
+    return merged, sum(event.delta for event in heard if event.kind == "merge")
 
 
 def pack_state(state: dict[str, Any]) -> bytes:

@@ -6,7 +6,7 @@ import zipfile
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import explorer
@@ -463,3 +463,36 @@ def test_packing_keeps_the_state_untouched():
     before = snapshot(sk)
     assert pack_state(sk.state_dict()) == sk.to_bytes()
     assert_same_state(snapshot(sk), before)
+
+
+# -- merge_levels: every node of the tree (lesson 07 draws it) -------------------------------
+
+@settings(max_examples=25, deadline=None)
+@given(parts=st.integers(1, 9), split_every=st.integers(2, 4), kind=st.sampled_from(["fd", "rfd"]),
+       seed=st.integers(0, 2**16))
+def test_merge_levels_keeps_every_node_of_merges_tree(parts, split_every, kind, seed):
+    from explorer.merging import merge_levels
+
+    rng = np.random.default_rng(seed)
+    make = (lambda: FrequentDirections(6, 3, fast=True)) if kind == "fd" else (
+        lambda: RobustFrequentDirections(6, 3, alpha0=0.5, fast=True))
+    sketches = []
+    for _ in range(parts):
+        sketch = make()
+        sketch.extend(rng.standard_normal((int(rng.integers(1, 12)), 6)))
+        sketches.append(sketch)
+    before = [s.state_dict() for s in sketches]
+    tree = merge_levels(sketches, split_every)
+    root = explorer.merge(sketches, split_every)
+    assert_same_state(tree.levels[-1][0].state_dict(), root.state_dict())
+    assert tree.levels[0] == sketches and len(tree.levels[-1]) == 1
+    for below, level in zip(tree.levels, tree.levels[1:]):
+        assert len(level) == -(-len(below) // split_every)
+        assert [node.n_seen for node in level] == [
+            sum(s.n_seen for s in below[j:j + split_every]) for j in range(0, len(below), split_every)]
+    own = sum(sum(level) for level in tree.own)
+    assert own == pytest.approx(root.delta_total, rel=1e-12, abs=1e-300)
+    assert all(delta >= 0 for level in tree.own for delta in level)
+    for sketch, state in zip(sketches, before):
+        assert_same_state(sketch.state_dict(), state)
+        assert not sketch._hooks  # the hooks it lent for the merges are gone
