@@ -68,6 +68,22 @@ COUNT_JS = """async (plot, seconds) => {
 }"""
 
 
+# Record when the figure receives new data, until `seconds` have passed (browser clock, ms).
+GAPS_JS = """async (plot, seconds) => {
+  let last = plot.data[0].y;
+  const times = [];
+  const t0 = performance.now();
+  await new Promise(done => {
+    const poll = () => {
+      if (plot.data[0].y !== last) { last = plot.data[0].y; times.push(performance.now() - t0); }
+      performance.now() - t0 < seconds * 1000 ? setTimeout(poll, 10) : done();
+    };
+    poll();
+  });
+  return times;
+}"""
+
+
 def run(quick: bool = False) -> dict:
     chromium = shutil.which("chromium")
     if chromium is None:
@@ -94,12 +110,90 @@ def run(quick: bool = False) -> dict:
             result["updates_per_second"] = counted["updates"] / counted["seconds"]
             result["rows_per_second"] = (_shown_t(page) - t_before) / counted["seconds"]
             page.close()
+            for draw in (False, True):
+                result["fairness_drawn" if draw else "fairness"] = _fairness(
+                    browser, server, sessions, seconds=8 if quick else 20, draw=draw)
             result.update(_memory(browser, server, sessions, wait=not quick))
             browser.close()
         result["load_average_after"] = os.getloadavg()[0]
         return result
     finally:
         server.stop()
+
+
+# A browser that does not draw: Plotly.react only notes when the covariance-error figure
+# gets new data (the server's side of play, without ten software renderers on two cores).
+NO_DRAW_JS = """() => {
+
+  window.arrivals = [];
+  const plots = [];
+  const walk = root => root.querySelectorAll("*").forEach(el => {
+    if (el.shadowRoot) walk(el.shadowRoot);
+    if (el.classList && el.classList.contains("js-plotly-plot")) plots.push(el);
+  });
+  walk(document);
+  const error = plots[2];
+  window.Plotly.react = (gd, data) => {
+    if (gd === error) window.arrivals.push(performance.now());
+    return Promise.resolve(gd);
+  };
+}"""
+
+
+def _fairness(browser, server, sessions: int, seconds: float, draw: bool) -> dict:
+    """``sessions`` sessions playing at once: each one's plot updates per second and the
+    longest time it went without one (a stalled session), over ``seconds`` of play, and
+    the share of a core the server used meanwhile.
+
+    With ``draw`` the pages draw as a student's do, all in this one browser (their
+    renderers share this machine's cores with the server); without, ``Plotly.react`` only
+    notes each update, as if each student had a machine of their own: what is left is the
+    server's share of play, and how evenly it is spread."""
+    contexts = [browser.new_context() for _ in range(sessions)]
+    try:
+        pages = [context.new_page() for context in contexts]
+        for page in pages:
+            page.goto(server.url + QUERY, wait_until="commit")
+        plots = []
+        for page in pages:
+            _open(page, None)
+            plots.append(page.locator(".js-plotly-plot").nth(2))
+            if not draw:
+                page.evaluate(NO_DRAW_JS)
+        for page in pages:
+            page.get_by_role("button", name="Play", exact=True).click()
+        time.sleep(2)  # every session playing
+        # all pages record at once: start each recording without waiting for it, then collect
+        if draw:
+            for plot in plots:
+                plot.evaluate(f"plot => {{ window.gaps = null; ({GAPS_JS})(plot, {seconds})"
+                              f".then(times => {{ window.gaps = times }}) }}")
+        else:
+            for page in pages:
+                page.evaluate("() => { window.start = performance.now(); window.arrivals = [] }")
+        cpu = server.cpu_seconds()
+        time.sleep(seconds)
+        cpu = server.cpu_seconds() - cpu
+        records = []
+        for page in pages:
+            if draw:
+                page.wait_for_function("() => window.gaps !== null")
+                records.append(page.evaluate("() => window.gaps"))
+            else:
+                records.append(page.evaluate(
+                    f"() => window.arrivals.map(t => t - window.start).filter(t => t <= {seconds * 1000})"))
+        for page in pages:
+            page.get_by_role("button", name="Pause", exact=True).click()
+    finally:
+        for context in contexts:
+            context.close()
+    rates, stalls = [], []
+    for times in records:
+        rates.append(len(times) / seconds)
+        edges = [0.0, *times, seconds * 1000]
+        stalls.append(max(b - a for a, b in zip(edges, edges[1:])) / 1000)
+    return {"sessions": sessions, "seconds": seconds, "server_cpu": cpu / seconds,
+            "updates_per_second": _summary(rates), "longest_stall_s": _summary(stalls)}
 
 
 def _memory(browser, server, sessions: int, wait: bool) -> dict:
@@ -197,6 +291,12 @@ class _Server:
             line = next(line for line in status if line.startswith("VmRSS:"))
         return int(line.split()[1]) / 1024
 
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the server process has used so far."""
+        with open(f"/proc/{self.process.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def live_sessions(self) -> int:
         return int(requests.get(self.url + "rest/session_info", timeout=10).json()["session_info"]["live"])
 
@@ -223,6 +323,14 @@ def format_results(result: dict) -> str:
         f"  {result['sessions']} sessions at t = 300  {result['rss_mb_with_sessions']:.0f} MB "
         f"({result['mb_per_session']:.1f} MB per session; {result['live_sessions_open']} live)",
     ]
+    for key, what in (("fairness", "browsers that do not draw"), ("fairness_drawn", "all drawn here")):
+        if key in result:
+            fair = result[key]
+            rate, stall = fair["updates_per_second"], fair["longest_stall_s"]
+            lines.append(f"  {fair['sessions']} sessions playing ({what}): updates/s per session median "
+                         f"{rate['median']:.1f} (min {rate['min']:.1f}, max {rate['max']:.1f}); longest "
+                         f"stall median {stall['median']:.1f} s, max {stall['max']:.1f} s over "
+                         f"{fair['seconds']:.0f} s; server {100 * fair['server_cpu']:.0f}% of a core")
     if "rss_mb_after_close" in result:
         lines += [
             f"  after they closed      {result['rss_mb_after_close']:.0f} MB, "

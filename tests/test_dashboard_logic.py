@@ -865,3 +865,25 @@ def _npy_bytes(X) -> bytes:
     buffer = io.BytesIO()
     np.save(buffer, X)
     return buffer.getvalue()
+
+
+def test_play_never_marks_the_server_busy():
+    """Panel counted every periodic callback in its one server-wide busy state, whose every
+    change updates the busy indicator of every session: ten sessions playing sent thousands
+    of updates a second and stalled each other for seconds (issue 17, defect 8)."""
+    import asyncio
+
+    changes = []
+    watcher = pn.state.param.watch(lambda event: changes.append(event.new), "busy")
+
+    async def play(app):
+        app.transport.play()
+        await asyncio.sleep(0.6)
+        app.transport.pause()
+        return app.active.t
+    try:
+        app = small_app()
+        assert run_in_a_fresh_loop(play(app)) > 0  # it played
+    finally:
+        pn.state.param.unwatch(watcher)
+    assert changes == []

@@ -44,6 +44,7 @@ import time
 
 import panel as pn
 import param
+from panel.io.callbacks import PeriodicCallback
 
 from .page import Page
 
@@ -86,7 +87,11 @@ class Transport(param.Parameterized):
         self._sent_at = time.monotonic()
         self._held = False
         self._snapshots: list[dict] = []
-        self._callback = pn.state.add_periodic_callback(self.tick, period=self.period, start=False)
+        # A background callback: Panel counts every other periodic callback in its one
+        # server-wide busy state, and each change of it updates the busy indicator of every
+        # session. Ten sessions playing sent thousands of indicator updates a second, the
+        # server fell behind and sessions stalled for seconds at a time (issue 17, defect 8).
+        self._callback = PeriodicCallback(callback=self.tick, period=self.period, background=True)
         self.page = page
 
     # -- the page being driven --------------------------------------------------------------
