@@ -11,6 +11,7 @@ temporary folder for a person to look at.
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 from test_dashboard_browser import server  # noqa: F401  (the module-scoped fixture, used here)
 from test_dashboard_browser import counter, real_errors
 
@@ -77,3 +78,31 @@ def test_no_text_or_control_is_cut_off(server, browser, width, tmp_path):
         assert real_errors(errors) == []
         page.close()
     assert problems == {}
+
+
+def test_a_figure_off_screen_is_drawn_when_it_comes_back(server, browser):
+    """Issue 17, defect 9: figures below the fold are not redrawn while playing (the
+    browser's time goes to the ones on screen); scrolled into view, a figure shows the
+    latest data at once."""
+    height = 1400
+    page = browser.new_page(viewport={"width": 1024, "height": height})  # one column of figures
+    page.set_default_timeout(60_000)
+    page.goto(server["url"] + "?page=newton&n=300&d=20")
+    figures = page.locator(".js-plotly-plot")
+    expect(figures).to_have_count(5)
+    counter(page, 0).wait_for()
+    tops = [figures.nth(i).evaluate("el => el.getBoundingClientRect().top") for i in range(5)]
+    high = figures.nth(0)
+    low = figures.nth(next(i for i, top in enumerate(tops) if top > height))
+    assert tops[0] < height - 200  # the first figure on screen
+    last_x = "el => { const x = el.data[0].x; return x.length ? x[x.length - 1] : null }"
+    before = low.evaluate(last_x)
+    for t in (1, 2, 3):
+        page.get_by_role("button", name="Step", exact=True).click()
+        counter(page, t).wait_for()
+    shows_3 = "el => el.data[0].x[el.data[0].x.length - 1] === 3"
+    page.wait_for_function(shows_3, arg=high.element_handle())
+    assert low.evaluate(last_x) == before  # not redrawn off screen
+    low.scroll_into_view_if_needed()
+    page.wait_for_function(shows_3, arg=low.element_handle())
+    page.close()

@@ -26,6 +26,7 @@ import panel as pn
 import param
 
 from .layout import layout
+from .memory import release_soon
 from .page import Page
 from .pages.adagrad import AdaGradPage
 from .pages.fm import FactorizationPage
@@ -281,5 +282,8 @@ def create_app(pages: tuple[type[Page], ...] = PAGES) -> pn.template.BaseTemplat
         app.sync_url(location)
         pn.state.onload(lambda: location.update_query(**app.url_query()))
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
-        pn.state.on_session_destroyed(lambda session_context: app.close())
+        def closed(session_context) -> None:
+            app.close()
+            release_soon()  # the freed memory back to the OS, once Bokeh has let go of it
+        pn.state.on_session_destroyed(closed)
     return layout(app)

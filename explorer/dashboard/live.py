@@ -6,7 +6,8 @@ component that owns one Plotly graph div. An update sends the trace properties t
 pages set (numpy arrays travel as binary buffers) and, only when it changed, the layout.
 The browser redraws with ``Plotly.react`` in the next animation frame, so updates that
 arrive faster than the browser paints are merged into one redraw instead of queueing
-redraws nobody sees.
+redraws nobody sees; a figure scrolled out of view is not redrawn until it is back on
+screen.
 
 Measured with ``benchmarks/dashboard_latency.py`` (sketching page, four figures): with
 Panel's Plotly pane the browser spent 54-62 ms per frame in ``Plotly.react``, plus the
@@ -68,12 +69,20 @@ class PlotlyView(JSComponent):
       graph.style.height = "100%"
       // new objects on every draw: Plotly.react keeps what it is given and diffs by identity
       const traces = () => model.data.map((trace, i) => ({...trace, ...model.values[i]}))
-      let frame = null
+      // drawn in the next animation frame, and only while on screen: a figure scrolled out
+      // of view is drawn with the latest data when it comes back
+      let frame = null, onScreen = true, stale = false
       const draw = () => {
         frame = null
-        window.Plotly.react(graph, traces(), structuredClone(model.layout), model.config)
+        stale = !onScreen
+        if (!stale) window.Plotly.react(graph, traces(), structuredClone(model.layout), model.config)
       }
-      model.on(["values", "layout"], () => { if (frame === null) frame = requestAnimationFrame(draw) })
+      const schedule = () => { if (frame === null) frame = requestAnimationFrame(draw) }
+      model.on(["values", "layout"], schedule)
+      new IntersectionObserver(entries => {
+        onScreen = entries[entries.length - 1].isIntersecting
+        if (onScreen && stale) schedule()
+      }).observe(el)
       let width = 0
       new ResizeObserver(entries => {
         const now = entries[0].contentRect.width
