@@ -41,25 +41,25 @@ QUERY = "?dataset=low+rank+%2B+noise&n=1000&d=50&m=10"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 # Step, then wait for the error figure's first trace to change and one more frame: browser clock.
-# (A new point may replace the last one: the page keeps one at every few rows and the current
-# row. Every update sends new arrays, so a new array is the signal.)
+# (A new point may replace the last one, and unchanged arrays are not re-sent: every redraw
+# gives the figure a new data array, ``gd.data``, which is the signal.)
 STEP_JS = """async (plot, button) => {
-  const before = plot.data[0].y;
+  const before = plot.data;
   const t0 = performance.now();
   button.click();
   await new Promise(done => {
-    const poll = () => plot.data[0].y !== before ? requestAnimationFrame(done) : requestAnimationFrame(poll);
+    const poll = () => plot.data !== before ? requestAnimationFrame(done) : requestAnimationFrame(poll);
     poll();
   });
   return performance.now() - t0;
 }"""
 # Count distinct data arrays the figure receives during `seconds`.
 COUNT_JS = """async (plot, seconds) => {
-  let last = plot.data[0].y, updates = 0;
+  let last = plot.data, updates = 0;
   const t0 = performance.now();
   await new Promise(done => {
     const poll = () => {
-      if (plot.data[0].y !== last) { last = plot.data[0].y; updates += 1; }
+      if (plot.data !== last) { last = plot.data; updates += 1; }
       performance.now() - t0 < seconds * 1000 ? requestAnimationFrame(poll) : done();
     };
     poll();
@@ -70,12 +70,12 @@ COUNT_JS = """async (plot, seconds) => {
 
 # Record when the figure receives new data, until `seconds` have passed (browser clock, ms).
 GAPS_JS = """async (plot, seconds) => {
-  let last = plot.data[0].y;
+  let last = plot.data;
   const times = [];
   const t0 = performance.now();
   await new Promise(done => {
     const poll = () => {
-      if (plot.data[0].y !== last) { last = plot.data[0].y; times.push(performance.now() - t0); }
+      if (plot.data !== last) { last = plot.data; times.push(performance.now() - t0); }
       performance.now() - t0 < seconds * 1000 ? setTimeout(poll, 10) : done();
     };
     poll();
