@@ -22,7 +22,7 @@ from explorer import (
 from explorer.merging import FORMAT, FORMAT_VERSION, pack_state
 from explorer.state import nonfinite_entries
 from state_checks import assert_same_state, snapshot
-from test_sketch import relative_tol, streams, tail_energy
+from test_sketch import check_fd_guarantees, relative_tol, streams, tail_energy
 
 ALPHA0 = 0.25
 MAKERS = {
@@ -64,20 +64,6 @@ def merged_streams(draw, kind):
     for part, state in zip(parts, states):
         assert_same_state(snapshot(part), state)  # no part changes
     return A, m, weights, parts, merged
-
-
-def check_fd_guarantees(A, m, sk, gram_b):
-    """FD's guarantees (docs/algorithms.md section 1) for the rows A and a sketch of them
-    whose B^T B is ``gram_b``."""
-    error = A.T @ A - gram_b
-    eigenvalues = np.linalg.eigvalsh(error)
-    tol = relative_tol(A)
-    assert eigenvalues.min() >= -tol  # A^T A - B^T B is PSD
-    assert eigenvalues.max() <= sk.delta_total + tol  # ||A^T A - B^T B||_2 <= Delta
-    for k in range(m):
-        assert sk.delta_total <= tail_energy(A, k) / (m - k) + tol
-    assert sk.delta_total <= (np.linalg.norm(A) ** 2 - np.trace(gram_b)) / m + tol
-    assert sk.frobenius_squared == pytest.approx(np.linalg.norm(A) ** 2, rel=1e-9, abs=1e-300)
 
 
 @given(merged_streams("fd"))

@@ -54,19 +54,25 @@ def sketch_of(cls, A, m, fast, **kwargs):
     return sk
 
 
-@given(streams())
-def test_fd_error_is_psd_and_bounded_by_delta(case):
-    A, m, fast = case
-    sk = sketch_of(FrequentDirections, A, m, fast)
-    error = A.T @ A - sk.gram()
+def check_fd_guarantees(A, m, sk, gram_b):
+    """FD's guarantees (docs/algorithms.md section 1) for the rows A and a sketch of them
+    whose B^T B is ``gram_b``."""
+    error = A.T @ A - gram_b
     eigenvalues = np.linalg.eigvalsh(error)
     tol = relative_tol(A)
     assert eigenvalues.min() >= -tol  # A^T A - B^T B is PSD
     assert eigenvalues.max() <= sk.delta_total + tol  # ||A^T A - B^T B||_2 <= Delta
     for k in range(m):
         assert sk.delta_total <= tail_energy(A, k) / (m - k) + tol
-    frobenius_drop = np.linalg.norm(A) ** 2 - np.linalg.norm(sk.sketch) ** 2
-    assert sk.delta_total <= frobenius_drop / m + tol
+    assert sk.delta_total <= (np.linalg.norm(A) ** 2 - np.trace(gram_b)) / m + tol
+    assert sk.frobenius_squared == pytest.approx(np.linalg.norm(A) ** 2, rel=1e-9, abs=1e-300)
+
+
+@given(streams())
+def test_fd_error_is_psd_and_bounded_by_delta(case):
+    A, m, fast = case
+    sk = sketch_of(FrequentDirections, A, m, fast)
+    check_fd_guarantees(A, m, sk, sk.gram())
 
 
 @given(streams())
