@@ -535,6 +535,20 @@ def test_live_plot_sends_nothing_when_nothing_changed():
     assert len(events) == 3 and list(plot.trace("a").x) == [0, 1, 2]
     assert plot.trace("b").y == (1.0,)
 
+
+def test_live_plot_sends_a_view_whose_buffer_changed_in_place():
+    """A history column is a view of a buffer whose last point is rewritten in place (the
+    current row's point is replaced by the next step): the values kept for comparison were
+    that view, changed along with it, so the new point was never sent and the figure stayed
+    at t = 1 while stepping on."""
+    plot = LivePlot(line_chart([0.0], {"a": [np.nan]}))
+    buffer = np.array([0.0, 1.0, 0.0])
+    plot.update({"a": {"x": buffer[:2], "y": np.zeros(2)}})
+    buffer[1] = 2.0  # the current point replaced
+    plot.update({"a": {"x": buffer[:2], "y": np.zeros(2)}})
+    index = str(plot._index["a"])
+    assert list(plot.pane.values[index]["x"]) == [0.0, 2.0] and list(plot.trace("a").x) == [0.0, 2.0]
+
 # -- failures are messages, never a dead transport (issue 13) -------------------------------
 
 class PickyPage(Page):

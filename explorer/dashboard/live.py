@@ -182,8 +182,11 @@ def _plain(value):
     sends an n-d array as one flat typed array (its shape beside it, which Plotly does
     not read), so Plotly took ``z`` for 1-D and drew a diagonal of cells (issue 17).
     """
-    if isinstance(value, np.ndarray) and value.ndim >= 2:
-        return [_plain(row) for row in value]
+    if isinstance(value, np.ndarray):
+        # a copy: the caller's array may be a view of a buffer it writes again (the history's
+        # current point is replaced in place), and the last values sent are compared with
+        # the next ones
+        return [_plain(row) for row in value] if value.ndim >= 2 else value.copy()
     if isinstance(value, BasePlotlyType):
         return value.to_plotly_json()
     if isinstance(value, tuple):
