@@ -14,8 +14,8 @@ The algorithms of five papers, each observable step by step through hooks
 :func:`explorer.merge` merges sketches of the parts of a stream in a tree (docs/merging.md).
 """
 
-from .adagrad import OGD, AdaGrad, Adam
-from .fm import FTRLFM, OGDFM, SketchedFTRL
+from .adagrad import OGD, AdaGrad, Adam, AdaLR, RadaGrad
+from .fm import FTRLFM, OCGFM, OGDFM, SketchedFTRL
 from .hooks import Recorder
 from .merging import merge
 from .newton import SketchedOnlineNewton
@@ -49,6 +49,8 @@ __all__ = [
     "AdaGrad",
     "OGD",
     "Adam",
+    "AdaLR",
+    "RadaGrad",
     "OnlineAdaptivePCA",
     "AdaptiveBestSubset",
     "VarianceMinSphere",
@@ -61,6 +63,7 @@ __all__ = [
     "SketchedFTRL",
     "FTRLFM",
     "OGDFM",
+    "OCGFM",
     "Recorder",
     "run",
     "History",

@@ -22,6 +22,7 @@ from explorer import (
     RobustFrequentDirections, SketchedFTRL, SketchedOnlineNewton, VarianceMinSimplex,
     VarianceMinSphere,
 )
+from explorer import OCGFM, AdaLR, RadaGrad
 from explorer.fm import progressive
 
 D = 6
@@ -67,6 +68,9 @@ FEEDS = {
     "SketchedFTRL": (lambda: SketchedFTRL(D, m=3), _learn_each),
     "FTRLFM": (lambda: FTRLFM(D), _learn_each),
     "OGDFM": (lambda: OGDFM(D), _learn_each),
+    "OCGFM": (lambda: OCGFM(D, seed=0), _learn_each),
+    "AdaLR": (lambda: AdaLR(D, tau=2, seed=1), _learn_each),
+    "RadaGrad": (lambda: RadaGrad(D, tau=2, seed=1), _learn_each),
     "OnlineAdaptivePCA": (lambda: OnlineAdaptivePCA(D, 2, alpha=0.0, seed=3),
                           lambda o, rng, n: [o.learn(x / 10) for x in rows(rng, n)]),
     "AdaptiveBestSubset": (lambda: AdaptiveBestSubset(D, 2, eta=1.0, alpha=0.1, seed=3),
@@ -80,7 +84,8 @@ FEEDS = {
 }
 
 _SKETCHES = ("FrequentDirections", "RobustFrequentDirections", "RandomProjectionSketch")
-_LEARNERS = ("SketchedOnlineNewton", "AdaGrad", "OGD", "Adam", "SketchedFTRL", "FTRLFM", "OGDFM")
+_LEARNERS = ("SketchedOnlineNewton", "AdaGrad", "OGD", "Adam", "SketchedFTRL", "FTRLFM", "OGDFM",
+             "OCGFM", "AdaLR", "RadaGrad")
 
 ROUNDS = {
     **{name: (lambda o, x, y: o.update(x)) for name in _SKETCHES},
@@ -96,8 +101,9 @@ ROUNDS = {
 BATCHES = {
     **{name: (lambda o, X, y: o.extend(X)) for name in _SKETCHES},
     "GeneralizedFrequentDirections": lambda o, X, y: o.extend(X, y),
-    **{name: (lambda o, X, y: o.learn_many(X, y)) for name in ("SketchedOnlineNewton", "AdaGrad", "OGD", "Adam")},
-    **{name: (lambda o, X, y: progressive(o, X, y)) for name in ("SketchedFTRL", "FTRLFM", "OGDFM")},
+    **{name: (lambda o, X, y: o.learn_many(X, y)) for name in ("SketchedOnlineNewton", "AdaGrad", "OGD", "Adam",
+                                                                      "AdaLR", "RadaGrad")},
+    **{name: (lambda o, X, y: progressive(o, X, y)) for name in ("SketchedFTRL", "FTRLFM", "OGDFM", "OCGFM")},
 }
 
 

@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 from explorer import FTRLFM, OGD, OGDFM, AdaGrad, Adam, SketchedFTRL, SketchedOnlineNewton
+from explorer import OCGFM, AdaLR, RadaGrad
 from explorer.errors import Diverged
 from explorer.hooks import StepRecord
 from explorer.params import Tunable
@@ -171,6 +172,9 @@ DIVERGING = {  # each learner with its largest step size, fed rows of norm ~1e10
     "SketchedFTRL": lambda: SketchedFTRL(D, m=3, eta=1e100),
     "FTRLFM": lambda: FTRLFM(D, eta=1e100),
     "OGDFM": lambda: OGDFM(D, eta=1e100),
+    "OCGFM": lambda: OCGFM(D, eta=1e100, tau=1e100, seed=0),
+    "AdaLR": lambda: AdaLR(D, tau=2, eta=1e100, loss="squared", seed=1),
+    "RadaGrad": lambda: RadaGrad(D, tau=2, eta=1e100, loss="squared", seed=1),
 }
 
 

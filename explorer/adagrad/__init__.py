@@ -6,6 +6,8 @@ docs/algorithms.md section 4. :class:`AdaGrad` is the learner (``variant`` in "f
 proximal matrices ``H_t`` and how each applies ``H_t^{-1}``; :class:`OGD` and
 :class:`Adam` are the paper's baselines. :data:`LEARNERS` names all six by key (the
 variants, then :data:`BASELINES`) and :func:`make_learner` builds one from its key.
+:mod:`explorer.adagrad.randomized` adds the paper's randomized baselines :class:`AdaLR` and
+:class:`RadaGrad` (Krummenacher et al. 2016), AdaGrad learners with their own proximal matrices.
 
 >>> from explorer.adagrad import AdaGrad
 >>> learner = AdaGrad(3, variant="ffd", method="pds", tau=2)
@@ -18,6 +20,10 @@ from .learners import (
     default_delta, make_learner,
 )
 from .proximal import DiagonalProximal, FDProximal, FFDProximal, FullProximal
+from .randomized import (
+    RANDOMIZED, RANDOMIZED_LABELS, AdaLR, FourierProjection, LowRankProximal, RadaGrad,
+    RandomizedQRProximal,
+)
 
 __all__ = [
     "AdaGrad",
@@ -35,4 +41,11 @@ __all__ = [
     "DiagonalProximal",
     "FDProximal",
     "FFDProximal",
+    "AdaLR",
+    "RadaGrad",
+    "RANDOMIZED",
+    "RANDOMIZED_LABELS",
+    "FourierProjection",
+    "LowRankProximal",
+    "RandomizedQRProximal",
 ]

@@ -41,11 +41,13 @@ from .learners import (
     SketchedFTRL,
     progressive,
 )
+from .ocg import OCGFM
 
 __all__ = [
     "SketchedFTRL",
     "FTRLFM",
     "OGDFM",
+    "OCGFM",
     "progressive",
     "LOSS_NAMES",
     "MAX_SQUARED_NORM",

@@ -87,7 +87,7 @@ it diverged), so ``Theta`` is always finite. S-FTRL's sketch has Frequent Direct
 limit on ``||B+||_F^2`` and ``||B-||_F^2`` (:data:`~explorer.sketch.MAX_SQUARED_MASS`)."""
 
 
-class _RoundFailed(Exception):
+class RoundFailed(Exception):
     """Raised inside a round, before it stored anything; ``learn``, ``step`` and
     ``progressive`` turn it into :class:`~explorer.errors.Diverged` with the row's number."""
 
@@ -98,10 +98,10 @@ def _check_loss(loss) -> str:
     return loss
 
 
-class _ConvexFM(Observable, Tunable):
+class ConvexFM(Observable, Tunable):
     """Shared protocol: validation, the loss with its factor, predict / learn / step /
     progressive, events, ``with_params(eta=...)``, and the all-or-nothing guarantees
-    (``_RoundFailed`` inside a round, ``_transaction`` around a call of :meth:`progressive`)."""
+    (``RoundFailed`` inside a round, ``_transaction`` around a call of :meth:`progressive`)."""
 
     HOT = ("eta",)
     _default_eta = FTRL_DEFAULT_ETA
@@ -194,7 +194,7 @@ class _ConvexFM(Observable, Tunable):
                     for t in range(n):
                         predictions[t], losses[t], scales[t], _, _ = play(None, X[t], labels[t], True)
                         clock[t] = now()
-        except _RoundFailed as failure:
+        except RoundFailed as failure:
             raise self._diverged(failure, row=t) from None
         return History({"t": np.arange(t0 + 1, t0 + n + 1), "prediction": predictions, "loss": losses,
                         "gradient_scale": scales, "seconds": clock - start})
@@ -205,12 +205,12 @@ class _ConvexFM(Observable, Tunable):
         y = check_label(y, self.loss, bound=MAX_LABEL)
         try:
             return self._round(*self._augment(idx, val), y, quiet=False)
-        except (_RoundFailed, FloatingPointError) as failure:
+        except (RoundFailed, FloatingPointError) as failure:
             raise self._diverged(failure, row=0) from None
 
     def _diverged(self, failure: Exception, row: int) -> Diverged:
         """The error for a round that failed at ``row`` of a call (the state is as before it):
-        ``failure`` is a ``_RoundFailed``, or numpy's ``FloatingPointError`` under
+        ``failure`` is a ``RoundFailed``, or numpy's ``FloatingPointError`` under
         ``np.seterr(all="raise")``, which a round raises only before it stores anything."""
         t = self.t + row + 1
         return Diverged(f"{type(self).__name__}: row {row} of this call (round {t}): {failure}; "
@@ -235,14 +235,14 @@ class _ConvexFM(Observable, Tunable):
         hooks, built only when some hook listens (else None: :meth:`step` builds it).
         ``quiet``: numpy's warnings are silenced already (:meth:`progressive`'s loop).
 
-        All or nothing: raises ``_RoundFailed`` having stored nothing. ``|z| <= 1e150``
+        All or nothing: raises ``RoundFailed`` having stored nothing. ``|z| <= 1e150``
         and ``|y| <= 1e150`` keep the loss and ``q`` finite; ``_update`` checks its own
         numbers before it stores them, and the round is counted once it has.
         """
         squared_norm = _ddot(val, val)  # ||a_hat||^2: finite, at most 1e300 (checked input)
         z = self._z(idx, val) if quiet else self._prediction(idx, val, squared_norm)
         if not abs(z) <= MAX_PREDICTION:  # also NaN
-            raise _RoundFailed(f"the prediction z = {z:.3g} is not within +-{MAX_PREDICTION:.0e}: "
+            raise RoundFailed(f"the prediction z = {z:.3g} is not within +-{MAX_PREDICTION:.0e}: "
                                f"the learner diverged; lower eta (now {self.eta:g})")
         loss = self._factor * float(self._loss.value(z, y))
         q = self._factor * float(self._loss.derivative(z, y))
@@ -284,7 +284,7 @@ class _ConvexFM(Observable, Tunable):
     def _update(self, idx, val, q: float, squared_norm: float):
         """Add round ``t + 1``'s gradient ``q a_hat a_hat^T`` (``squared_norm`` =
         ``||a_hat||^2``) and return the sketch's :class:`~explorer.sketch.ShrinkRecord` if
-        it shrank, else None; raise ``_RoundFailed`` (having stored nothing) if its numbers
+        it shrank, else None; raise ``RoundFailed`` (having stored nothing) if its numbers
         would leave the finite range."""
         raise NotImplementedError
 
@@ -311,7 +311,7 @@ class _ConvexFM(Observable, Tunable):
 # -- S-FTRL --------------------------------------------------------------------------------
 
 @stateful
-class SketchedFTRL(_ConvexFM):
+class SketchedFTRL(ConvexFM):
     r"""Sketched FTRL for the online FM (Luo et al., KDD 2018, Algorithm 4; fast: Algorithm 5).
 
     FTRL with ``R(Theta) = ||Theta||_F^2 / 2`` plays ``Theta_{t+1} = -eta sum_s q_s a_hat_s
@@ -408,9 +408,9 @@ class SketchedFTRL(_ConvexFM):
         try:
             shrink = self.sketch.insert(row, q > 0, columns=idx, rule=memo.shrink_rule(idx, part.m))
         except ShrinkFailed as error:
-            raise _RoundFailed(f"the sketch's shrink failed ({error})") from None
+            raise RoundFailed(f"the sketch's shrink failed ({error})") from None
         except ValueError:
-            raise _RoundFailed(
+            raise RoundFailed(
                 f"the gradient row sqrt(|q|) a_hat (q = {q:.3g}) would take the sketch's total "
                 f"squared norm past Frequent Directions' limit: the learner diverged; lower eta "
                 f"(now {self.eta:g}) or rescale the data") from None
@@ -473,7 +473,7 @@ class SketchedFTRL(_ConvexFM):
 
 # -- full-matrix baselines -------------------------------------------------------------------
 
-class _FullMatrixFM(_ConvexFM):
+class _FullMatrixFM(ConvexFM):
     """``Theta`` stored as a dense (d+1) x (d+1) array; ``Theta -= step q a_hat a_hat^T``.
 
     A sparse row costs O(nnz^2) (only the entries it touches), a dense row O(d^2) (one
@@ -521,7 +521,7 @@ class _FullMatrixFM(_ConvexFM):
         if not bound <= MAX_THETA_ENTRY:
             bound = _largest_magnitude(self._theta) + growth
             if not bound <= MAX_THETA_ENTRY:
-                raise _RoundFailed(f"an entry of Theta would pass {MAX_THETA_ENTRY:.0e} (step * q * "
+                raise RoundFailed(f"an entry of Theta would pass {MAX_THETA_ENTRY:.0e} (step * q * "
                                    f"||a_hat||^2 = {growth:.3g}): the learner diverged; lower eta "
                                    f"(now {self.eta:g}) or rescale the data")
         if idx is None:
@@ -676,7 +676,7 @@ class OGDFM(_FullMatrixFM):
 
 # -- progressive validation -------------------------------------------------------------------
 
-def progressive(learner: _ConvexFM, X, y) -> History:
+def progressive(learner: ConvexFM, X, y) -> History:
     """Run ``learner`` over the stream ``(X, y)``: predict each row, then learn it
     (:meth:`SketchedFTRL.progressive`, the same for :class:`FTRLFM` and :class:`OGDFM`).
 
@@ -688,6 +688,6 @@ def progressive(learner: _ConvexFM, X, y) -> History:
     >>> run["gradient_scale"].round(3).tolist(), bool(run["seconds"][-1] > 0)
     ([-4.0, -1.6], True)
     """
-    if not isinstance(learner, _ConvexFM):
+    if not isinstance(learner, ConvexFM):
         raise ValueError(f"learner must be SketchedFTRL, FTRLFM or OGDFM, got {type(learner).__name__}")
     return learner.progressive(X, y)
