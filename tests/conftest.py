@@ -62,6 +62,18 @@ def browser_type_launch_args(browser_type_launch_args):
     }
 
 
+VIEWPORT = {"width": 1400, "height": 3000}
+"""A browser test's window: every figure of a page on screen. A figure scrolled out of view
+is not redrawn until it comes back (explorer.dashboard.live.PlotlyView), so a test reading
+the data of a figure below a 720 px fold read stale data."""
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    """pytest-playwright's page options: a window showing every figure (:data:`VIEWPORT`)."""
+    return {**browser_context_args, "viewport": VIEWPORT}
+
+
 @pytest.fixture(autouse=True)
 def _reset_panel_state(request):
     """After a browser test, clear Panel's global state (servers, sessions, callbacks)."""

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from conftest import VIEWPORT
 from playwright.sync_api import expect
 
 from explorer.dashboard.app import PAGES
@@ -220,7 +221,7 @@ def test_uploads_a_bad_file_shows_a_message_a_good_one_streams(server, page):
 
 
 def test_ten_sessions_at_once_keep_their_own_state(server, browser):
-    contexts = [browser.new_context() for _ in range(10)]
+    contexts = [browser.new_context(viewport=VIEWPORT) for _ in range(10)]
     pages = [context.new_page() for context in contexts]
     errors = []
     try:
@@ -328,7 +329,7 @@ def test_an_upload_of_huge_values_is_explained_and_other_sessions_keep_answering
     """Session A uploads the 1e200 CSV and presses Play; session B, meanwhile, steps and
     its counter moves within seconds; A shows why the file was refused and plays on."""
     errors = open_page(page, server["url"] + "?" + SMALL)
-    other = browser.new_context().new_page()
+    other = browser.new_context(viewport=VIEWPORT).new_page()
     try:
         other_errors = open_page(other, server["url"] + "?" + SMALL)
         counter(other, 0).wait_for()

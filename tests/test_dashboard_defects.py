@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import VIEWPORT
 from playwright.sync_api import expect
 from test_dashboard_browser import server  # noqa: F401  (the module-scoped fixture, used here)
 from test_dashboard_browser import (SMALL, all_figures, button, counter, open_page, query,
@@ -101,7 +102,7 @@ def test_a_shared_link_at_t_draws_the_senders_curves(server, page, browser):
     t = shown_t(page)
     page.wait_for_function(f"() => /[?&]t={t}(&|$)/.test(location.search)")
     sent = settled_figures(page)
-    receiver = browser.new_page()
+    receiver = browser.new_page(viewport=VIEWPORT)
     try:
         open_page(receiver, page.url, figures=5)
         counter(receiver, t).wait_for()
