@@ -167,7 +167,7 @@ class Page(param.Parameterized):
         """Make sure the history's last point is the current row (after a step or a rewind);
         between two grid rows it is a provisional point, replaced by the next step."""
         if len(self.history) == 0 or self.history["t"][-1] != self.t:
-            self.history.append(t=float(self.t), **self._measure())
+            self.record()
             self._tail = self.t % self.resolution != 0 and not self.finished
         else:
             self._tail = False
