@@ -18,17 +18,15 @@ non-zeros (three with the FM's constant feature), as in Luo et al. (KDD 2018, se
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse
 
 from .._validation import check_float, check_int
+from ..datasets import package_data_path
 
-__all__ = ["Ratings", "one_hot", "movielens_100k", "synthetic_ratings", "spambase",
-           "package_data_path"]
+__all__ = ["Ratings", "one_hot", "movielens_100k", "synthetic_ratings", "spambase"]
 
 
 class Ratings(NamedTuple):
@@ -73,18 +71,6 @@ def one_hot(users, items, n_users: int, n_items: int) -> scipy.sparse.csr_array:
     columns[1::2] = n_users + items
     return scipy.sparse.csr_array((np.ones(2 * n), columns, np.arange(0, 2 * n + 1, 2)),
                                   shape=(n, n_users + n_items))
-
-
-def package_data_path(package: str, *parts: str, install: str) -> str:
-    """The path of a data file inside an installed package, found without importing it."""
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(f"this dataset ships inside the package {package!r}, which is "
-                                  f"not installed; install it with: {install}")
-    path = os.path.join(spec.submodule_search_locations[0], *parts)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{path} is missing; reinstall with: {install}")
-    return path
 
 
 def movielens_100k(*, order: str = "time") -> Ratings:
