@@ -38,6 +38,9 @@ import requests
 
 CORRECTNESS_KEY = "sessions_freed"
 QUERY = "?dataset=low+rank+%2B+noise&n=1000&d=50&m=10"
+# Every figure of the sketching page on screen (a figure off screen is not redrawn, and in a
+# 1280 x 720 window the error figure ends below the fold once the page has laid out).
+VIEWPORT = {"width": 1500, "height": 1100}
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 # Step, then wait for the error figure's first trace to change and one more frame: browser clock.
@@ -97,7 +100,7 @@ def run(quick: bool = False) -> dict:
                   "rss_mb_no_session": server.rss_mb()}
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1500, "height": 1100})
+            page = browser.new_page(viewport=VIEWPORT)
             _open(page, server.url + QUERY)
             plot = page.locator(".js-plotly-plot").nth(2)  # the covariance-error figure
             plot.scroll_into_view_if_needed()  # a figure off screen is not redrawn
@@ -150,7 +153,7 @@ def _fairness(browser, server, sessions: int, seconds: float, draw: bool) -> dic
     renderers share this machine's cores with the server); without, ``Plotly.react`` only
     notes each update, as if each student had a machine of their own: what is left is the
     server's share of play, and how evenly it is spread."""
-    contexts = [browser.new_context() for _ in range(sessions)]
+    contexts = [browser.new_context(viewport=VIEWPORT) for _ in range(sessions)]
     try:
         pages = [context.new_page() for context in contexts]
         for page in pages:
