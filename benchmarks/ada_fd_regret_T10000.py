@@ -42,6 +42,7 @@ import numpy as np  # noqa: E402
 
 from explorer.adagrad import OGD, AdaGrad, Adam  # noqa: E402
 from explorer.adagrad.proximal import FFDProximal  # noqa: E402
+from explorer.experiments.adagrad import shared_gradient_runs  # noqa: E402
 from explorer.streams import decaying_spectrum, linear_regression_targets  # noqa: E402
 
 ETAS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
@@ -63,27 +64,13 @@ SETTINGS = {
 def ada_full_runs(X, y, settings):
     """ADA-FULL, absolute loss, for several (method, eta, delta) at once: {setting: losses}.
 
-    The notebook's shortcut: ``G_t = sum x x^T`` is shared by every setting, and
-    ``FFDProximal`` with ``2 tau > d`` keeps it exactly (V orthonormal, G = V M V^T).
+    The notebook's shortcut (``explorer.experiments.adagrad.shared_gradient_runs``):
+    ``G_t = sum x x^T`` is shared by every setting, and ``FFDProximal`` with ``2 tau > d``
+    keeps it exactly (V orthonormal, G = V M V^T).
     """
     d = X.shape[1]
     proximal = FFDProximal(d, tau=d // 2 + 1, delta=1.0)  # never shrinks
-    beta = {s: np.zeros(d) for s in settings}
-    g_bar = {s: np.zeros(d) for s in settings}
-    losses = {s: np.empty(len(y)) for s in settings}
-    for t, (x, label) in enumerate(zip(X, y)):
-        proximal.add(x)  # g g^T = x x^T for every learner
-        for s in settings:
-            method, eta, delta = s
-            residual = beta[s] @ x - label
-            losses[s][t] = abs(residual)
-            g = np.sign(residual) * x
-            if method == "cmd":
-                beta[s] = beta[s] - eta * proximal.solve(g, delta)
-            else:
-                g_bar[s] = g_bar[s] + g
-                beta[s] = -eta * proximal.solve(g_bar[s], delta)
-    return losses
+    return shared_gradient_runs(proximal, X, y, settings)[0]
 
 
 def make_learner(name: str, method: str, eta: float, d: int, tau: int):

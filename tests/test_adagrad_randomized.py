@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
 from explorer import AdaGrad, AdaLR, RadaGrad, Recorder, load_state, save_state
-from explorer.adagrad import FourierProjection
+from explorer.adagrad import LABELS, LEARNERS, RANDOMIZED, FourierProjection, make_learner
 from explorer.errors import Diverged
-from explorer.experiments.adagrad import targets
+from explorer.experiments.adagrad import shared_gradient_runs, targets
 from explorer.hooks import StepRecord
 from explorer.losses import get_loss
 from explorer.streams import decaying_spectrum
@@ -330,3 +330,34 @@ def test_a_tampered_state_is_refused_and_changes_nothing(cls):
     unseeded.learn_many(X, y)
     other = {**unseeded.state_dict(), "proximal.projection.signs": -unseeded.state_dict()["proximal.projection.signs"]}
     unseeded.load_state_dict(other)
+
+
+# -- the registry ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("key, cls", [("lr", AdaLR), ("radagrad", RadaGrad)])
+def test_make_learner_builds_each_randomized_baseline_by_its_key(key, cls):
+    """make_learner knows "lr" and "radagrad" (RANDOMIZED), named as the paper names them
+    (LABELS), and gives them every setting and the seed: the same learner as the class."""
+    assert key in RANDOMIZED and key not in LEARNERS and LABELS[key] == cls.LABEL
+    X, y = paper_task(40, 12, seed=3)
+    made = make_learner(key, 12, eta=0.05, loss="absolute", method="pds", delta=2.0, tau=4, seed=7)
+    direct = cls(12, method="pds", eta=0.05, delta=2.0, tau=4, loss="absolute", seed=7)
+    assert type(made) is cls and made.variant == key and made.get_params() == direct.get_params()
+    np.testing.assert_array_equal(made.learn_many(X, y), direct.learn_many(X, y))
+    with pytest.raises(ValueError, match="radagrad"):
+        make_learner("rada", 12, eta=0.1)  # the refusal lists every key, the randomized ones too
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_shared_gradient_runs_equal_one_learner_per_setting(cls):
+    """The notebook's shortcut (explorer.experiments.adagrad.shared_gradient_runs): with the
+    absolute loss every setting's G_t (and G~_t) is sum x x^T (sum x (Pi x)^T), so one
+    randomized factorization per round serves every (method, eta, delta); each equals its
+    own learner with the same seed."""
+    X, y = paper_task(60, 12, seed=21)
+    settings = [("cmd", 0.05, 1.0), ("cmd", 0.2, 0.5), ("pds", 0.05, 10.0)]
+    losses, ranks = shared_gradient_runs(cls(12, tau=4, seed=3).proximal, X, y, settings)
+    for method, eta, delta in settings:
+        learner = cls(12, method=method, eta=eta, delta=delta, tau=4, seed=3)
+        np.testing.assert_allclose(losses[method, eta, delta], learner.learn_many(X, y), rtol=1e-9, atol=1e-12)
+    assert ranks[-1] == learner.rank == 4

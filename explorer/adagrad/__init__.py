@@ -7,7 +7,8 @@ proximal matrices ``H_t`` and how each applies ``H_t^{-1}``; :class:`OGD` and
 :class:`Adam` are the paper's baselines. :data:`LEARNERS` names all six by key (the
 variants, then :data:`BASELINES`) and :func:`make_learner` builds one from its key.
 :mod:`explorer.adagrad.randomized` adds the paper's randomized baselines :class:`AdaLR` and
-:class:`RadaGrad` (Krummenacher et al. 2016), AdaGrad learners with their own proximal matrices.
+:class:`RadaGrad` (Krummenacher et al. 2016), AdaGrad learners with their own proximal matrices;
+:func:`make_learner` builds them by their keys, :data:`RANDOMIZED` ("lr", "radagrad").
 
 >>> from explorer.adagrad import AdaGrad
 >>> learner = AdaGrad(3, variant="ffd", method="pds", tau=2)
@@ -16,14 +17,11 @@ variants, then :data:`BASELINES`) and :func:`make_learner` builds one from its k
 """
 
 from .learners import (
-    BASELINES, LABELS, LEARNERS, METHODS, VARIANTS, OGD, AdaGrad, Adam, RankShrinkEvent,
+    BASELINES, LABELS, LEARNERS, METHODS, RANDOMIZED, VARIANTS, OGD, AdaGrad, Adam, RankShrinkEvent,
     default_delta, make_learner,
 )
 from .proximal import DiagonalProximal, FDProximal, FFDProximal, FullProximal
-from .randomized import (
-    RANDOMIZED, RANDOMIZED_LABELS, AdaLR, FourierProjection, LowRankProximal, RadaGrad,
-    RandomizedQRProximal,
-)
+from .randomized import AdaLR, FourierProjection, LowRankProximal, RadaGrad, RandomizedQRProximal
 
 __all__ = [
     "AdaGrad",
@@ -44,7 +42,6 @@ __all__ = [
     "AdaLR",
     "RadaGrad",
     "RANDOMIZED",
-    "RANDOMIZED_LABELS",
     "FourierProjection",
     "LowRankProximal",
     "RandomizedQRProximal",

@@ -72,7 +72,7 @@ from ..state import StateReader, all_or_nothing, state_part, stateful
 from .proximal import PREFIX, DiagonalProximal, FDProximal, FFDProximal, FullProximal
 
 __all__ = ["AdaGrad", "OGD", "Adam", "RankShrinkEvent", "VARIANTS", "METHODS", "BASELINES", "LEARNERS",
-           "LABELS", "DEFAULT_ETA", "default_delta", "make_learner"]
+           "RANDOMIZED", "LABELS", "DEFAULT_ETA", "default_delta", "make_learner"]
 
 VARIANTS = ("full", "diag", "fd", "ffd")
 """AdaGrad's proximal matrices: exact ``G``, its diagonal, an FD sketch, the doubling trick."""
@@ -81,10 +81,16 @@ METHODS = ("cmd", "pds")
 BASELINES = ("ogd", "adam")
 """The paper's first-order baselines (Wan & Zhang, section 5): :class:`OGD`, :class:`Adam`."""
 LEARNERS = VARIANTS + BASELINES
-"""Every learner of this module by key, in the order figures list them (:func:`make_learner`)."""
+"""Every learner of this module by key, in the order figures list them (:func:`make_learner`);
+what the dashboard's race (:class:`explorer.experiments.adagrad.AdaGradRace`) runs."""
+RANDOMIZED = ("lr", "radagrad")
+"""The paper's randomized baselines by key (their ``variant``): ADA-LR and RADAGRAD, the
+classes of :mod:`explorer.adagrad.randomized` (Krummenacher et al. 2016). :func:`make_learner`
+builds them too; they are not in :data:`LEARNERS`, whose race would pay ADA-LR's O(tau d^2)
+round at every step."""
 LABELS = {"full": "ADA-FULL", "diag": "ADA-DIAG", "fd": "ADA-FD", "ffd": "ADA-FFD",
-          "ogd": "OGD", "adam": "Adam"}
-"""The paper's name of each key of :data:`LEARNERS`."""
+          "ogd": "OGD", "adam": "Adam", "lr": "ADA-LR", "radagrad": "RADAGRAD"}
+"""The paper's name of each key of :data:`LEARNERS` and :data:`RANDOMIZED`."""
 DEFAULT_ETA = 0.01
 """Default step size. The paper picks eta from {1e-4, ..., 1} per experiment; 0.01 is what
 that search picks for ADA-FD and ADA-FFD (CMD and PDS) on its synthetic regression in
@@ -135,21 +141,30 @@ class RankShrinkEvent(ShrinkEvent):
 
 
 def make_learner(key: str, d: int, *, eta: float, loss: str = "absolute", method: str = "cmd",
-                 delta: float | None = None, tau: int = 20):
-    """The learner of :data:`LEARNERS` called ``key``, fresh: :class:`AdaGrad` with
-    ``variant=key`` (``delta`` None: the paper's, :func:`default_delta`), or :class:`OGD` /
-    :class:`Adam`, which take ``eta`` and ``loss`` only (their own ``delta``).
+                 delta: float | None = None, tau: int = 20, seed: int | None = None):
+    """The learner of :data:`LEARNERS` or :data:`RANDOMIZED` called ``key``, fresh:
+    :class:`AdaGrad` with ``variant=key`` (``delta`` None: the paper's, :func:`default_delta`),
+    :class:`OGD` / :class:`Adam`, which take ``eta`` and ``loss`` only (their own ``delta``),
+    or :class:`~explorer.adagrad.AdaLR` / :class:`~explorer.adagrad.RadaGrad` ("lr",
+    "radagrad"), whose random projection is drawn from ``seed`` (the others ignore it).
 
     >>> make_learner("ffd", 5, eta=0.1, tau=2)
     AdaGrad(d=5, variant='ffd', method='cmd', eta=0.1, delta=1, tau=2, loss='absolute') t=0
     >>> make_learner("adam", 5, eta=0.1, delta=3.0).delta
     1e-08
+    >>> make_learner("radagrad", 5, eta=0.1, tau=2, seed=0)
+    RadaGrad(d=5, method='cmd', eta=0.1, delta=1, tau=2, loss='absolute', seed=0) t=0
     """
     if key == "ogd":
         return OGD(d, eta=eta, loss=loss)
     if key == "adam":
         return Adam(d, eta=eta, loss=loss)
-    check_choice("key", key, LEARNERS)
+    if key in RANDOMIZED:
+        from .randomized import AdaLR, RadaGrad  # imported here: randomized.py builds on this module
+
+        cls = AdaLR if key == "lr" else RadaGrad
+        return cls(d, method=method, eta=eta, delta=delta, tau=tau, loss=loss, seed=seed)
+    check_choice("key", key, LEARNERS + RANDOMIZED)
     return AdaGrad(d, variant=key, method=method, eta=eta, delta=delta, tau=tau, loss=loss)
 
 

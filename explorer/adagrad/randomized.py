@@ -47,16 +47,10 @@ from scipy.linalg.blas import dnrm2
 from .._validation import SCALES, check_choice, check_int, check_matrix_size
 from ..errors import Diverged
 from ..state import StateReader, copy_array, stateful, state_part
-from .learners import DEFAULT_ETA, METHODS, AdaGrad, default_delta
+from .learners import DEFAULT_ETA, LABELS, METHODS, AdaGrad, default_delta
 from .proximal import ORTHONORMALITY_TOLERANCE, PREFIX
 
-__all__ = ["AdaLR", "RadaGrad", "FourierProjection", "LowRankProximal", "RandomizedQRProximal",
-           "RANDOMIZED", "RANDOMIZED_LABELS"]
-
-RANDOMIZED = ("lr", "radagrad")
-"""The randomized baselines by key (their ``variant``)."""
-RANDOMIZED_LABELS = {"lr": "ADA-LR", "radagrad": "RADAGRAD"}
-"""The paper's name of each key of :data:`RANDOMIZED`."""
+__all__ = ["AdaLR", "RadaGrad", "FourierProjection", "LowRankProximal", "RandomizedQRProximal"]
 
 
 class FourierProjection:
@@ -434,7 +428,7 @@ class AdaLR(_RandomizedAdaGrad):
     """
 
     VARIANT = "lr"
-    LABEL = "ADA-LR"
+    LABEL = LABELS[VARIANT]
 
     @staticmethod
     def _shapes(d: int, k: int) -> list[tuple[int, int]]:
@@ -474,7 +468,7 @@ class RadaGrad(_RandomizedAdaGrad):
     """
 
     VARIANT = "radagrad"
-    LABEL = "RADAGRAD"
+    LABEL = LABELS[VARIANT]
 
     @staticmethod
     def _shapes(d: int, k: int) -> list[tuple[int, int]]:

@@ -36,7 +36,8 @@ from ..losses import get_loss
 from ..race import Race
 from ..streams import binary_labels, linear_classification_labels, linear_regression_targets
 
-__all__ = ["AdaGradRace", "FULL_MAX_D", "SKETCHED", "LOSSES", "FLIP", "targets", "given_targets"]
+__all__ = ["AdaGradRace", "FULL_MAX_D", "SKETCHED", "LOSSES", "FLIP", "targets", "given_targets",
+           "shared_gradient_runs"]
 
 FULL_MAX_D = 128
 """ADA-FULL (a d x d eigendecomposition per round, O(d^3)) races only up to this d."""
@@ -75,6 +76,53 @@ def given_targets(X: np.ndarray, y, loss: str) -> tuple[np.ndarray, np.ndarray]:
     if loss == "squared_hinge":
         y, _ = binary_labels(y)
     return y, np.linalg.lstsq(X, y, rcond=None)[0]
+
+
+def shared_gradient_runs(proximal, X, y, settings) -> tuple[dict, np.ndarray]:
+    """AdaGrad with the absolute loss for several ``(method, eta, delta)`` at once, on one
+    proximal matrix: ``({setting: per-round losses}, rank of H after each round)``.
+
+    With the absolute loss ``g_t = sign(beta_t^T x_t - y_t) x_t``, so ``g_t g_t^T = x_t
+    x_t^T`` whatever the learner: ``G_t``, and every proximal matrix built from the gradients'
+    outer products alone, is the same for every ``eta``, ``delta`` and method. One update of
+    ``proximal`` per round (its ``add(x)``, then ``compress()``, as
+    :class:`~explorer.adagrad.AdaGrad` plays a round) serves all settings through
+    ``proximal.solve(v, delta)``: the price of one run for all of them. ``proximal`` is a
+    fresh learner's ``.proximal`` (ADA-FULL's; ADA-FFD's with ``2 tau > d``, the same
+    ``G`` without a d x d eigendecomposition; ADA-LR's, RADAGRAD's, whose projection is that
+    learner's seed). Each setting's ``beta`` then takes AdaGrad's CMD or PDS step. A round
+    with a residual of exactly 0 (the learner skips it; not seen with continuous data) is the
+    one place where the two differ.
+
+    >>> from explorer.adagrad import AdaGrad
+    >>> from explorer.streams import decaying_spectrum, linear_regression_targets
+    >>> X = decaying_spectrum(30, 6, seed=0); y, _ = linear_regression_targets(X, seed=1)
+    >>> losses, ranks = shared_gradient_runs(AdaGrad(6, variant="full").proximal, X, y, [("cmd", 0.1, 1.0)])
+    >>> textbook = AdaGrad(6, variant="full", method="cmd", eta=0.1, delta=1.0).learn_many(X, y)
+    >>> bool(np.allclose(losses["cmd", 0.1, 1.0], textbook)), int(ranks[-1])
+    (True, 6)
+    """
+    X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+    n, d = X.shape
+    beta = {setting: np.zeros(d) for setting in settings}
+    g_bar = {setting: np.zeros(d) for setting in settings}
+    losses = {setting: np.empty(n) for setting in settings}
+    ranks = np.empty(n, dtype=np.int64)
+    for t, (x, label) in enumerate(zip(X, y)):
+        proximal.add(x)  # g g^T = x x^T for every setting
+        for setting in settings:
+            method, eta, delta = setting
+            residual = beta[setting] @ x - label
+            losses[setting][t] = abs(residual)
+            g = np.sign(residual) * x
+            if method == "cmd":
+                beta[setting] = beta[setting] - eta * proximal.solve(g, delta)
+            else:
+                g_bar[setting] = g_bar[setting] + g
+                beta[setting] = -eta * proximal.solve(g_bar[setting], delta)
+        proximal.compress()
+        ranks[t] = proximal.rank
+    return losses, ranks
 
 
 class AdaGradRace(Race):
