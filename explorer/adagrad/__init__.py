@@ -9,6 +9,9 @@ variants, then :data:`BASELINES`) and :func:`make_learner` builds one from its k
 :mod:`explorer.adagrad.randomized` adds the paper's randomized baselines :class:`AdaLR` and
 :class:`RadaGrad` (Krummenacher et al. 2016), AdaGrad learners with their own proximal matrices;
 :func:`make_learner` builds them by their keys, :data:`RANDOMIZED` ("lr", "radagrad").
+``AdaFD`` (:mod:`explorer.adagrad.torch_optim`, the optional ``torch`` extra) is ADA-FD /
+ADA-FFD as a ``torch.optim.Optimizer``; it is imported on first use, so this package
+imports without torch.
 
 >>> from explorer.adagrad import AdaGrad
 >>> learner = AdaGrad(3, variant="ffd", method="pds", tau=2)
@@ -46,3 +49,12 @@ __all__ = [
     "LowRankProximal",
     "RandomizedQRProximal",
 ]
+
+
+def __getattr__(name: str):
+    """``AdaFD`` (explorer.adagrad.torch_optim, the optional torch extra), imported on first use."""
+    if name == "AdaFD":
+        from .torch_optim import AdaFD
+
+        return AdaFD
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

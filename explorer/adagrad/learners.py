@@ -69,7 +69,7 @@ from ..losses import LOSSES, check_label, check_labels, get_loss
 from ..params import Tunable
 from ..sketch import MAX_SQUARED_MASS, ShrinkRecord, squared_norms
 from ..state import StateReader, all_or_nothing, state_part, stateful
-from .proximal import PREFIX, DiagonalProximal, FDProximal, FFDProximal, FullProximal
+from .proximal import PREFIX, kept_shapes, make_proximal
 
 __all__ = ["AdaGrad", "OGD", "Adam", "RankShrinkEvent", "VARIANTS", "METHODS", "BASELINES", "LEARNERS",
            "RANDOMIZED", "LABELS", "DEFAULT_ETA", "default_delta", "make_learner"]
@@ -428,9 +428,7 @@ class AdaGrad(_LinearLearner):
         delta = default_delta(variant, method) if delta is None else check_scale("delta", delta)
         self.tau = check_int("tau", tau, minimum=2)
         super().__init__(d, loss, eta)
-        shapes = {"full": [(self.d, self.d)], "diag": [], "fd": [(self.tau, self.d)],
-                  "ffd": [(self.d, 2 * self.tau), (2 * self.tau, 2 * self.tau)]}[variant]
-        for rows, columns in shapes:
+        for rows, columns in kept_shapes(variant, self.d, self.tau):
             check_matrix_size(f"variant {variant!r} with d = {self.d}, tau = {self.tau}", rows, columns)
         self.g_bar = np.zeros(self.d)
         self.delta_total = 0.0
@@ -439,13 +437,7 @@ class AdaGrad(_LinearLearner):
         self._proximal = self._make_proximal(delta)
 
     def _make_proximal(self, delta: float):
-        if self.variant == "full":
-            return FullProximal(self.d, delta)
-        if self.variant == "diag":
-            return DiagonalProximal(self.d, delta)
-        if self.variant == "fd":
-            return FDProximal(self.d, self.tau, delta)
-        return FFDProximal(self.d, self.tau, delta)
+        return make_proximal(self.variant, self.d, self.tau, delta)
 
     @property
     def delta(self) -> float:

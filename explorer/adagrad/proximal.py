@@ -47,7 +47,8 @@ from ..errors import Diverged
 from ..sketch import FrequentDirections, ShrinkRecord, shrink_amounts
 from ..state import StateReader, copy_array, state_part
 
-__all__ = ["FullProximal", "DiagonalProximal", "FDProximal", "FFDProximal", "ORTHOGONALITY_EPS"]
+__all__ = ["FullProximal", "DiagonalProximal", "FDProximal", "FFDProximal", "ORTHOGONALITY_EPS",
+           "make_proximal", "kept_shapes"]
 
 ORTHOGONALITY_EPS = 1e-10
 """ADA-FFD opens a new column of ``V`` only when ``||g - V V^T g|| > eps ||g||``.
@@ -509,6 +510,38 @@ class FFDProximal:
     def restore(self, staged: dict) -> None:
         self.V, self.M, self.r = staged["V"], staged["M"], staged["r"]
         self._values, self._vectors = staged["values"], staged["vectors"]
+
+
+def kept_shapes(variant: str, d: int, tau: int) -> list[tuple[int, int]]:
+    """The shapes of the matrices the proximal matrix of ``variant`` keeps for dimension d:
+    ADA-FULL's ``G`` (d x d), ADA-FD's sketch (tau x d), ADA-FFD's ``V`` (d x 2 tau) and
+    ``M`` (2 tau x 2 tau); none for ADA-DIAG (a vector). Callers refuse sizes past
+    :data:`explorer._validation.MAX_ENTRIES` before building one.
+
+    >>> kept_shapes("ffd", 1152, 20)
+    [(1152, 40), (40, 40)]
+    """
+    return {"full": [(d, d)], "diag": [], "fd": [(tau, d)],
+            "ffd": [(d, 2 * tau), (2 * tau, 2 * tau)]}[variant]
+
+
+def make_proximal(variant: str, d: int, tau: int, delta: float):
+    """A fresh proximal matrix ``H_0 = delta I`` of ``variant`` ("full", "diag", "fd",
+    "ffd") for gradients of dimension d; ``tau`` is the sketch size of "fd" and "ffd"
+    (ignored by the others). The arguments are taken as checked.
+
+    >>> make_proximal("fd", 5, 2, 1.0).solve(np.ones(5))
+    array([1., 1., 1., 1., 1.])
+    """
+    if variant == "full":
+        return FullProximal(d, delta)
+    if variant == "diag":
+        return DiagonalProximal(d, delta)
+    if variant == "fd":
+        return FDProximal(d, tau, delta)
+    if variant == "ffd":
+        return FFDProximal(d, tau, delta)
+    raise ValueError(f"variant must be one of ['full', 'diag', 'fd', 'ffd'], got {variant!r}")
 
 
 PREFIX = "proximal."

@@ -1,0 +1,291 @@
+r"""ADA-FD and ADA-FFD as a ``torch.optim.Optimizer``: adaptive gradient on a sketch, per layer.
+
+Wan & Zhang (TPAMI 2022), *Efficient adaptive online learning via frequent directions*,
+section 5.4 (training a CNN, Figs. 8-9) and 5.5 (fine-tuning, Fig. 10); docs/algorithms.md
+section 4. Every parameter tensor ``W`` of a network (a layer's weight or its bias) is one
+decision vector :math:`\beta = \mathrm{vec}(W)` with its own proximal matrix ``H``, and takes
+the composite mirror descent step of the linear learners (:class:`explorer.adagrad.AdaGrad`
+with ``method="cmd"``), with ``g_t`` the mini-batch gradient of that tensor:
+
+.. math:: H_t = \delta I + (S_t^T S_t)^{1/2},\qquad
+          \beta_{t+1} = \beta_t - \eta\, H_t^{-1} g_t,
+
+``S_t`` a Frequent Directions sketch of ``g_1, ..., g_t`` (tau rows for ``variant="fd"``,
+Algorithm 2; the doubling trick for ``"ffd"``, Algorithm 4), or ``G_t`` exactly ("full") or
+its diagonal ("diag", ADA-DIAG: ``torch.optim.Adagrad``'s update with ``eps = delta``).
+
+- **Flattening.** A tensor is flattened in row-major order, ``W.reshape(-1)``: a 2-D
+  convolution's kernel (out channels x in channels x kh x kw) becomes one vector of
+  ``out * in * kh * kw`` entries, so one sketch sees the correlations between all of the
+  layer's filters; its bias is a second, separate vector. The sketch of a d-entry tensor
+  keeps tau x d numbers (ADA-FD) or d x 2 tau + (2 tau)^2 (ADA-FFD), never d x d.
+- **The same code.** The matrices are :mod:`explorer.adagrad.proximal`'s
+  (:func:`~explorer.adagrad.proximal.make_proximal`), driven in the linear learner's order:
+  ``checkpoint``, ``add(g)``, ``solve(g)``, ``compress`` (ADA-FFD's shrink after the update,
+  the paper's step 12). On a linear model this optimizer takes exactly AdaGrad's steps
+  (tests/test_torch_optim.py checks the equality).
+- **Precision.** The proximal code works in float64 (numpy, LAPACK). Each step copies the
+  gradient to a float64 array, computes ``beta - eta * H^{-1} g`` in float64 from the
+  parameter's value, and writes the result back in the parameter's dtype (float32 rounds
+  once, to nearest). The sketches stay float64 in the state.
+- **The paper's set-up** (section 5.4, after Krummenacher et al. 2016): ADA-FFD on the
+  convolutional layers, ADA-DIAG on the others, one step size. Param groups say it:
+  ``AdaFD([{"params": conv}, {"params": dense, "variant": "diag"}], lr=0.01)``
+  (``delta`` None gives each group the paper's: 1 for fd/ffd, 1e-8 for diag).
+
+A step is all or nothing: a non-finite gradient, or a running ``tr(G) = sum ||g||^2`` past
+:data:`explorer.sketch.MAX_SQUARED_MASS`, is refused with a ``ValueError`` before anything
+changes, and a step whose new parameters are not finite (``lr`` far too large) puts every
+sketch back and raises :class:`explorer.errors.Diverged`. A zero gradient changes nothing
+(as a round with ``l' = 0`` of the linear learners).
+
+``state_dict()`` holds plain tensors (float64, in the layout the proximal code keeps),
+numbers and strings, so ``torch.save`` / ``torch.load(weights_only=True)`` round-trip it
+and a resumed run is bit-identical to one that never stopped; ``load_state_dict`` checks
+every sketch as the linear learners' loads do (``read_state``) before storing anything.
+
+This module needs PyTorch, the optional extra: ``pip install 'sketch-explorer[torch]'``.
+
+>>> import torch
+>>> _ = torch.manual_seed(0)
+>>> layer = torch.nn.Linear(4, 1, bias=False)
+>>> optimizer = AdaFD(layer.parameters(), lr=0.1, variant="ffd", tau=2)
+>>> x, y = torch.ones(8, 4), torch.zeros(8, 1)
+>>> for _ in range(3):
+...     optimizer.zero_grad()
+...     loss = torch.nn.functional.mse_loss(layer(x), y)
+...     loss.backward()
+...     _ = optimizer.step()
+>>> optimizer.ranks()  # one direction seen: every gradient is a multiple of (1, 1, 1, 1)
+[1]
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.linalg.blas import ddot
+
+try:
+    import torch
+except ModuleNotFoundError as error:  # the optional extra
+    raise ModuleNotFoundError(
+        "explorer.adagrad.torch_optim needs PyTorch, the optional extra: "
+        "pip install 'sketch-explorer[torch]'") from error
+
+from .._validation import SCALES, check_choice, check_int, check_matrix_size, check_scale
+from ..errors import Diverged
+from ..sketch import MAX_SQUARED_MASS
+from ..state import StateReader, copy_array, state_part
+from .learners import VARIANTS, default_delta
+from .proximal import PREFIX, kept_shapes, make_proximal
+
+__all__ = ["AdaFD"]
+
+_OWNER = "AdaFD"
+"""The name state refusals carry."""
+
+
+class AdaFD(torch.optim.Optimizer):
+    r"""ADA-FD / ADA-FFD (and ADA-FULL, ADA-DIAG) per parameter tensor, composite mirror descent.
+
+    Parameters
+    ----------
+    params : iterable of tensors or of dicts (param groups)
+        Each group may set its own ``lr``, ``variant``, ``tau`` and ``delta``.
+    lr : float > 0
+        The step size ``eta`` (the paper searches {1e-4, ..., 1}).
+    variant : {"ffd", "fd", "diag", "full"}
+        The proximal matrix (module docstring); "ffd" is what the paper trains CNNs with.
+        "full" keeps a d x d matrix per tensor: small layers only.
+    tau : int >= 2
+        Sketch size of "fd" and "ffd" (the paper's 20).
+    delta : float > 0 or None
+        ``H = delta I + ...``; None: the paper's, :func:`explorer.adagrad.default_delta`
+        with CMD (1 for fd, ffd and full; 1e-8 for diag).
+
+    State per tensor (``self.state[p]``): ``"proximal"`` (the
+    :mod:`explorer.adagrad.proximal` object, e.g. its ``rank``), ``"step"`` (steps with a
+    gradient), ``"gradient_mass"`` (``tr(G) = sum ||g||^2``), ``"n_shrinks"`` and
+    ``"delta_total"`` (the sketch's shrinks and the sum of their amounts).
+    ``lr`` and ``delta`` may change between steps (through ``param_groups``), as the
+    linear learners' ``with_params``; ``variant`` and ``tau`` may not.
+    """
+
+    def __init__(self, params, lr: float = 0.01, *, variant: str = "ffd", tau: int = 20,
+                 delta: float | None = None):
+        super().__init__(params, {"lr": lr, "variant": variant, "tau": tau, "delta": delta})
+
+    def add_param_group(self, param_group: dict) -> None:
+        """Check the group's settings (``ValueError`` naming the bad one, the optimizer
+        unchanged), fill ``delta`` None with the paper's, and give every tensor a fresh
+        proximal matrix ``delta I``."""
+        group = {**self.defaults, **{k: v for k, v in param_group.items() if k != "params"}}
+        variant = check_choice("variant", group["variant"], VARIANTS)
+        tau = check_int("tau", group["tau"], minimum=2)
+        lr = check_scale("lr", group["lr"])
+        delta = (default_delta(variant, "cmd") if group["delta"] is None
+                 else check_scale("delta", group["delta"]))
+        params = param_group["params"]
+        params = [params] if isinstance(params, torch.Tensor) else list(params)
+        for p in params:
+            if not isinstance(p, torch.Tensor) or not p.is_floating_point():
+                raise ValueError(f"AdaFD optimizes floating-point tensors, got {type(p).__name__}"
+                                 f"{'' if not isinstance(p, torch.Tensor) else ' of dtype ' + str(p.dtype)}")
+            for rows, columns in kept_shapes(variant, p.numel(), tau):
+                check_matrix_size(f"variant {variant!r} for a tensor of {p.numel()} entries with "
+                                  f"tau = {tau}", rows, columns)
+        super().add_param_group({**param_group, "params": params, "variant": variant, "tau": tau,
+                                 "lr": lr, "delta": delta})
+        for p in params:
+            self.state[p] = _fresh_state(variant, p.numel(), tau, delta)
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        """One composite mirror descent step for every tensor with a gradient; returns the
+        closure's loss (None without one). All or nothing (module docstring)."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        rounds = []  # (param, group, state, g, new mass): checked before anything changes
+        for index, (p, group) in enumerate(self._tensors()):
+            if p.grad is None:
+                continue
+            if p.grad.is_sparse:
+                raise ValueError(f"parameter {index}: AdaFD takes dense gradients, got a sparse one; "
+                                 "nothing was updated")
+            g = p.grad.detach().reshape(-1).to(device="cpu", dtype=torch.float64, copy=True).numpy()
+            squared = ddot(g, g)  # BLAS directly: an overflow gives inf, no warning
+            if not math.isfinite(squared):  # NaN or inf in g, or an overflow of its square
+                raise ValueError(f"parameter {index} (shape {tuple(p.shape)}): the gradient is not finite "
+                                 f"or too large (||g||^2 = {squared:.3g}); nothing was updated")
+            state = self.state[p]
+            mass = state["gradient_mass"] + squared
+            if not mass <= MAX_SQUARED_MASS:
+                raise ValueError(f"parameter {index} (shape {tuple(p.shape)}): the gradients' total "
+                                 f"squared norm tr(G) would reach {mass:.3g}, past {MAX_SQUARED_MASS:.0e}; "
+                                 f"lower lr or rescale the loss; nothing was updated")
+            rounds.append((p, group, state, g, mass))
+        updates, saved = [], []
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                for p, group, state, g, mass in rounds:
+                    if not g.any():  # H and the parameter stay (a linear learner's l' = 0)
+                        continue
+                    proximal = state["proximal"]
+                    saved.append((proximal, proximal.checkpoint()))
+                    shrink = proximal.add(g)  # ADA-FD's sketch shrinks here
+                    beta = p.detach().reshape(-1).to(device="cpu", dtype=torch.float64).numpy()
+                    beta = beta - group["lr"] * proximal.solve(g, group["delta"])
+                    beta = torch.from_numpy(beta).to(p.dtype).view_as(p)  # rounded once (float32)
+                    if not torch.isfinite(beta).all():
+                        raise Diverged(f"the new value of a parameter of shape {tuple(p.shape)} is not "
+                                       f"finite (lr = {group['lr']:g} too large or delta = "
+                                       f"{group['delta']:g} too small); nothing was updated")
+                    updates.append((p, state, beta, shrink))
+        except (ValueError, ArithmeticError) as error:  # LinAlgError, Diverged, FD's ShrinkFailed
+            for proximal, checkpoint in reversed(saved):
+                proximal.rollback(checkpoint)
+            if isinstance(error, Diverged):
+                raise
+            raise Diverged(f"the update of H failed ({error}); nothing was updated") from None
+        for p, group, state, g, mass in rounds:
+            state["step"] += 1
+            state["gradient_mass"] = mass
+        for p, state, beta, shrink in updates:
+            if shrink is None:
+                shrink = state["proximal"].compress()  # ADA-FFD's; cannot fail (orthonormal products)
+            if shrink is not None:
+                state["n_shrinks"] += 1
+                state["delta_total"] += shrink.delta
+            p.copy_(beta)
+        return loss
+
+    def ranks(self) -> list[int]:
+        """The rank of each tensor's sketch (of ``G`` for "full", non-zero coordinates for
+        "diag"), in the order of the param groups."""
+        return [self.state[p]["proximal"].rank for p, _ in self._tensors()]
+
+    def _tensors(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                yield p, group
+
+    # -- persistence -------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """torch's layout (``"state"`` by parameter index, ``"param_groups"``), each tensor's
+        state flat: counters as numbers and the proximal matrix's arrays under
+        ``"proximal."`` as float64 tensors (copies, in the proximal code's memory layout)."""
+        packed = super().state_dict()
+        packed["state"] = {index: _plain_state(entry) for index, entry in packed["state"].items()}
+        return packed
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Continue from ``state_dict``, checked before anything is stored: the same number
+        of groups and tensors, each group's ``variant`` and ``tau`` this optimizer's own,
+        ``lr`` and ``delta`` in [1e-100, 1e100] (loaded), and every tensor's sketch as
+        :meth:`explorer.adagrad.proximal.FullProximal.read_state` and its siblings check it,
+        with ``gradient_mass`` at least what the sketch holds. A ``ValueError`` names the
+        key; the optimizer is then unchanged."""
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups) or any(
+                len(saved["params"]) != len(group["params"])
+                for saved, group in zip(saved_groups, self.param_groups)):
+            raise ValueError("AdaFD state: its param groups do not match this optimizer's "
+                             "(another number of groups or of tensors in a group)")
+        deltas = []  # the saved delta of each tensor's group
+        for saved, group in zip(saved_groups, self.param_groups):
+            reader = StateReader(saved, _OWNER, prefix="param_groups.")
+            reader.same("variant", group["variant"])
+            reader.same("tau", group["tau"])
+            reader.number("lr", minimum=SCALES[0], maximum=SCALES[1])  # checked; torch's load stores it
+            deltas.extend([reader.number("delta", minimum=SCALES[0], maximum=SCALES[1])] * len(group["params"]))
+        tensors = list(self._tensors())
+        staged = {}
+        for index, entry in state_dict["state"].items():
+            if not (isinstance(index, int) and 0 <= index < len(tensors)):
+                raise ValueError(f"AdaFD state: tensor index {index!r} is not one of 0..{len(tensors) - 1}")
+            p, group = tensors[index]
+            staged[p] = _read_tensor_state(entry, group["variant"], p.numel(), group["tau"], deltas[index])
+        super().load_state_dict({**state_dict, "state": {}})
+        for p, group in self._tensors():
+            self.state[p] = staged.get(p) or _fresh_state(group["variant"], p.numel(), group["tau"],
+                                                           group["delta"])
+
+
+def _fresh_state(variant: str, d: int, tau: int, delta: float) -> dict:
+    return {"proximal": make_proximal(variant, d, tau, delta), "step": 0, "gradient_mass": 0.0,
+            "n_shrinks": 0, "delta_total": 0.0}
+
+
+def _plain_state(entry: dict) -> dict:
+    """One tensor's state with the proximal object as plain entries (arrays as tensors)."""
+    plain = {key: value for key, value in entry.items() if key != "proximal"}
+    for key, value in entry["proximal"].state_dict().items():
+        plain[PREFIX + key] = torch.from_numpy(copy_array(value)) if isinstance(value, np.ndarray) else value
+    return plain
+
+
+def _read_tensor_state(entry: dict, variant: str, d: int, tau: int, delta: float) -> dict:
+    """A checked state for one tensor (:func:`_plain_state`'s inverse): arrays copied out of
+    the tensors in their layout (the loaded dict stays the caller's), the proximal matrix
+    read and restored on a fresh object, the counters checked."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"AdaFD state: a tensor's state must be a dict, got {type(entry).__name__}")
+    arrays = {key: copy_array(value.numpy()) if isinstance(value, torch.Tensor) else value
+              for key, value in state_part(entry, PREFIX).items()}
+    proximal = make_proximal(variant, d, tau, delta)
+    checked = proximal.read_state(arrays, _OWNER)
+    reader = StateReader(entry, _OWNER, prefix="state.")
+    mass = reader.number("gradient_mass", minimum=0.0, maximum=MAX_SQUARED_MASS)
+    delta_total = reader.number("delta_total", minimum=0.0)
+    floor = checked["trace"] + (delta_total if variant == "ffd" else 0.0)
+    if not mass >= floor * (1 - 1e-9):
+        raise reader.refuse("gradient_mass", f">= {floor:.6g}, what the proximal matrix holds", mass)
+    step = reader.count("step")
+    n_shrinks = reader.count("n_shrinks", maximum=step)
+    proximal.restore(checked)
+    return {"proximal": proximal, "step": step, "gradient_mass": mass, "n_shrinks": n_shrinks,
+            "delta_total": delta_total}
