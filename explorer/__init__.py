@@ -30,6 +30,7 @@ from .pca import (
     fixed_share,
     mixture_decomposition,
 )
+from .oja import OjaSketch
 from .run import History, run
 from .sketch import (
     FrequentDirections,
@@ -44,6 +45,7 @@ __all__ = [
     "RobustFrequentDirections",
     "GeneralizedFrequentDirections",
     "RandomProjectionSketch",
+    "OjaSketch",
     "merge",
     "SketchedOnlineNewton",
     "AdaGrad",

@@ -200,6 +200,16 @@ class Observable:
         if self._hooks:
             self._source_handles.append(source.add_hook(self._make_forwarder(adapt)))
 
+    def _stop_forwarding(self, source: "Observable") -> None:
+        """Stop re-emitting ``source``'s events (an inner object the algorithm replaced)."""
+        if self._hooks:
+            for handle in self._source_handles:
+                handle.remove()
+        self._sources = [(kept, adapt) for kept, adapt in self._sources if kept is not source]
+        if self._hooks:
+            self._source_handles = [kept.add_hook(self._make_forwarder(adapt))
+                                    for kept, adapt in self._sources]
+
     def _make_forwarder(self, adapt: Callable[[Any], Any]) -> Hook:
         return lambda event: self._emit(adapt(event))
 

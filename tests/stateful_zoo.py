@@ -24,6 +24,7 @@ from explorer import (
 )
 from explorer import OCGFM, AdaLR, RadaGrad
 from explorer.fm import progressive
+from explorer.oja import OjaSketch
 
 D = 6
 
@@ -61,6 +62,7 @@ FEEDS = {
                                       lambda o, rng, n: o.extend(rows(rng, n), labels(rng, n))),
     "RandomProjectionSketch": (lambda: RandomProjectionSketch(D, 3, seed=1),
                                lambda o, rng, n: o.extend(rows(rng, n))),
+    "OjaSketch": (lambda: OjaSketch(D, 3, seed=1), lambda o, rng, n: o.extend(rows(rng, n))),
     "SketchedOnlineNewton": (lambda: SketchedOnlineNewton(D, m=3, alpha0=1.0, eta=0.5), _learn_each),
     "AdaGrad": (lambda: AdaGrad(D, variant="ffd", tau=2), _learn_each),
     "OGD": (lambda: OGD(D, eta=0.1), _learn_each),
@@ -83,7 +85,7 @@ FEEDS = {
                            lambda o, rng, n: [o.learn(x) for x in rows(rng, n)]),
 }
 
-_SKETCHES = ("FrequentDirections", "RobustFrequentDirections", "RandomProjectionSketch")
+_SKETCHES = ("FrequentDirections", "RobustFrequentDirections", "RandomProjectionSketch", "OjaSketch")
 _LEARNERS = ("SketchedOnlineNewton", "AdaGrad", "OGD", "Adam", "SketchedFTRL", "FTRLFM", "OGDFM",
              "OCGFM", "AdaLR", "RadaGrad")
 

@@ -188,6 +188,45 @@ def test_newton_rounds_tiny():
     assert "RFD-SON / FULL-ON" in rounds.format_results(result)
 
 
+def test_newton_defaults_quick():
+    """MNIST 4-vs-9 only: the split is deterministic and disjoint, every row has its three
+    errors, the tuned setting is a grid point, and the table prints them."""
+    sys.path.insert(0, str(BENCHMARKS_DIR))
+    try:
+        defaults = importlib.import_module("newton_defaults")
+        vw = importlib.import_module("newton_vs_vw")
+    finally:
+        sys.path.remove(str(BENCHMARKS_DIR))
+    X, y = np.arange(20.0).reshape(10, 2), np.arange(10.0)
+    (Xv, yv), (Xt, yt) = defaults.split(X, y)
+    assert len(yv) == 3 and len(yt) == 7 and sorted(np.concatenate([yv, yt])) == list(y)
+    assert np.array_equal(defaults.split(X, y)[0][1], yv)
+    result = defaults.run(quick=True)
+    assert [row["loss"] for row in result["rows"]] == ["logistic", "squared"]
+    for row in result["rows"]:
+        assert row["tuned_setting"] in vw.grid_points(vw.GRID)
+        assert all(0 <= row[key] <= 1 for key in ("majority", "defaults", "old defaults", "tuned"))
+    assert "MNIST 4-vs-9" in defaults.format_results(result)
+
+
+def test_ada_fd_time_vs_d_tiny():
+    """Figure 7's timing: every method timed at every d, ratios to ADA-FFD, the checks pass."""
+    sys.path.insert(0, str(BENCHMARKS_DIR))
+    try:
+        vs_d = importlib.import_module("ada_fd_time_vs_d")
+    finally:
+        sys.path.remove(str(BENCHMARKS_DIR))
+    result = vs_d.run(grid_d=(20, 40), tau=4, budget=1e-3, repeats=1, check_rounds=10, progress=False)
+    assert [row["d"] for row in result["rows"]] == [20, 40]
+    for row in result["rows"]:
+        assert all(row[f"{key}_us"] > 0 for key in vs_d.METHODS)
+        assert row["rounds"] % 5 == 0  # whole ADA-FFD cycles of tau + 1 rounds
+        assert row["radagrad_over_ffd"] == row["radagrad_us"] / row["ffd_us"]
+    assert set(result["d_exponent"]) == set(vs_d.METHODS)
+    assert result["check_radagrad_equals_full"]["max_loss_gap"] <= 1e-8 and result[vs_d.CORRECTNESS_KEY]
+    assert "RADAGRAD / ADA-FFD" in vs_d.format_results(result)
+
+
 @pytest.mark.browser
 @pytest.mark.slow
 def test_lesson_slider_latency_quick(tmp_path):

@@ -90,7 +90,7 @@ def test_the_exact_curvature_is_the_sum_of_the_sketched_rows(schedule):
     X, y = stream(n=80, d=6)
     race = race_of(X, y, names=("RFD-SON", "FD-SON", "FULL-ON"), m=8, eta_schedule=schedule)
     race.step(80)
-    learner = SketchedOnlineNewton(6, sketch="fd", m=8, alpha0=0.5, eta=0.1, eta_schedule=schedule)
+    learner = SketchedOnlineNewton(6, sketch="fd", m=8, alpha0=0.5, eta=0.1, C=1.0, eta_schedule=schedule)
     expected = np.zeros((6, 6))
     f = get_loss("squared")
     for t, (x, label) in enumerate(zip(X, y), start=1):

@@ -204,7 +204,7 @@ def test_bad_input_raises_and_leaves_the_state_unchanged(kind):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(sketch="oja"), "sketch must be one of"),
+    (dict(sketch="sketchy"), "sketch must be one of"),
     (dict(m=1), "m must be an integer >= 2"),
     (dict(alpha0=-1.0), "alpha0 must be"),
     (dict(sketch="full", alpha0=0.0), "alpha0 must be > 0 for sketch='full'"),
@@ -346,7 +346,7 @@ def test_records_rebuild_the_exact_curvature_through_a_change_of_eta(schedule):
 
 
 def test_get_params_are_the_constructors_arguments():
-    learner = SketchedOnlineNewton(4, sketch="rp", m=3, alpha0=0.1, loss="logistic", seed=7)
+    learner = SketchedOnlineNewton(4, sketch="rp", m=3, alpha0=0.1, C=1.0, loss="logistic", seed=7)
     params = learner.get_params()
     assert params["sketch"] == "rp" and params["loss"] == "logistic" and params["seed"] == 7
     assert params["mu"] == learner.mu == np.exp(-1.0)  # the default for the logistic loss, C = 1

@@ -278,7 +278,7 @@ STATE_DEFECTS = [
     ("rp", lambda s: tampered(s, "curvature.factored", True), "curvature.factored"),
     ("rfd", lambda s: tampered(s, "curvature.sketch.buffer", np.full((6, D), np.inf)), "buffer"),
     ("rfd", lambda s: tampered(s, "curvature.sketch.filled", -3), "filled"),
-    ("rfd", lambda s: tampered(s, "sketch", "oja"), "'sketch'"),
+    ("rfd", lambda s: tampered(s, "sketch", "sketchy"), "'sketch'"),
     ("rfd", lambda s: tampered(s, "mu", np.nan), "'mu'"),
     ("rfd", lambda s: tampered(s, "fast", "yes"), "'fast'"),
     ("rfd", lambda s: without(s, "curvature.inner"), "curvature.inner"),
