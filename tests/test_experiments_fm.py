@@ -3,20 +3,25 @@
 Its numbers are the learners' own (each round's prediction and gradient scale as the
 learner computed it, in chunks or in one go), the exact sums it keeps are H+^T H+ and
 H-^T H- of those gradients, a learner that diverges stops while the others go on, hot
-values go through with_params, and a snapshot resumes bit for bit.
+values go through with_params, and a snapshot resumes bit for bit. The paper's protocol
+(online_run, frozen_predictions, grid_walk, tune: notebooks/sftrl_paper.ipynb) plays the
+same rounds as progressive and tunes every learner the same way.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
 from explorer.errors import Diverged
 from explorer.experiments.fm import (BINARY, DIVERGED, LEARNERS, MOVIELENS, ORACLE_MAX, SYNTHETIC,
                                      FactorizationRace, binary_stream, make_learners, movielens_stream,
-                                     progressive_auc, rmse, running_mean, synthetic_stream, task_stream)
-from explorer.fm import progressive, synthetic_ratings
+                                     frozen_predictions, grid_walk, online_run, progressive_auc, rmse,
+                                     running_mean, synthetic_stream, task_stream, tune, validation_error)
+from explorer.fm import FTRLFM, OCGFM, SketchedFTRL, progressive, synthetic_ratings
 
 
 def ratings(n=150, seed=3):
@@ -222,3 +227,90 @@ def test_summary_is_the_latest_point_in_words():
     assert line.startswith(f"**Latest:** t = 150 · RMSE S-FTRL {point['metric_sftrl']:.4g} · ")
     assert f"at t = {shrink.t}, δ = {shrink.delta:.3g}" in line and "(m = 4)" in line
     assert f"memory {2 * 8 * 26:,} floats for the sketch, {26 ** 2:,} for a full Θ" in line
+
+
+# -- the paper's protocol (notebooks/sftrl_paper.ipynb) -----------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(steps=st.lists(st.floats(0.01, 10), min_size=1, max_size=12), data=st.data())
+def test_grid_walk_finds_the_minimum_of_a_unimodal_score_scoring_each_value_once(steps, data):
+    grid = [0.5 * k for k in range(len(steps))]
+    best = data.draw(st.integers(0, len(grid) - 1))
+    start = data.draw(st.sampled_from(grid))
+    # unimodal along the grid: rising by the drawn (positive) steps on each side of `best`
+    score_of = {grid[best]: 0.0}
+    for j in range(best - 1, -1, -1):
+        score_of[grid[j]] = score_of[grid[j + 1]] + steps[j]
+    for j in range(best + 1, len(grid)):
+        score_of[grid[j]] = score_of[grid[j - 1]] + steps[j]
+    calls = []
+    tried = grid_walk(lambda v: calls.append(v) or score_of[v], grid, start)
+    assert min(tried, key=tried.get) == grid[best]
+    assert sorted(calls) == sorted(set(calls)) == list(tried)  # each value once, in grid order
+    assert all(tried[v] == score_of[v] for v in tried)
+
+
+def test_grid_walk_refuses_a_start_off_the_grid():
+    with pytest.raises(ValueError, match="start must be on the grid"):
+        grid_walk(abs, [1, 2, 3], 5)
+
+
+def test_online_run_in_chunks_equals_one_call_and_continues_a_run():
+    data = ratings(n=150)
+    X, y = data.X, data.y
+    whole = progressive(FTRLFM(X.shape[1], eta=0.1), X, y)
+    learner = FTRLFM(X.shape[1], eta=0.1)
+    first = online_run(learner, X[:100], y[:100], chunks=4)
+    both = online_run(learner, X[100:], y[100:], chunks=2, before=first)
+    np.testing.assert_array_equal(both["predictions"], whole["prediction"])
+    np.testing.assert_array_equal(both["losses"], whole["loss"])
+    assert both["curve"].shape == (6, 2) and np.all(np.diff(both["curve"][:, 0]) >= 0)
+    assert both["curve"][-1, 1] == whole["loss"].mean()
+    with pytest.raises(ValueError, match="chunks"):
+        online_run(learner, X[:10], y[:10], chunks=0)
+
+
+def test_frozen_predictions_do_not_learn_and_match_predict():
+    data = ratings(n=120)
+    learner = SketchedFTRL(data.X.shape[1], m=4, eta=0.1)
+    progressive(learner, data.X[:100], data.y[:100])
+    before = learner.state_dict()
+    z = frozen_predictions(learner, data.X[100:])
+    dense = frozen_predictions(learner, data.X[100:].toarray())
+    np.testing.assert_allclose(z, dense, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(learner.state_dict()["t"], before["t"])
+    assert z[0] == learner.predict(data.X[[100]])
+
+
+def test_validation_error_is_rmse_for_ratings_and_one_minus_auc_for_labels():
+    z, y = np.array([0.3, -0.2, 0.1, 0.4]), np.array([1.0, -1.0, -1.0, 1.0])
+    assert validation_error(z, y) == pytest.approx(1 - roc_auc_score(y, z))
+    assert validation_error(np.array([3.0, 4.0]), np.array([3.0, 5.0])) == pytest.approx(np.sqrt(0.5))
+    assert validation_error(np.array([np.nan, 4.0]), np.array([3.0, 5.0])) == np.inf
+
+
+def test_tune_picks_the_best_validated_value_and_scores_divergence_as_inf():
+    data = ratings(n=150)
+    d = data.X.shape[1]
+    grid = [0.01, 0.1, 1.0, 1e6]
+    result = tune(lambda eta: FTRLFM(d, eta=eta), grid, 1.0, data.X, data.y, n_fit=100, n_valid=25)
+    for eta, error in result["tried"].items():  # each score is a fresh run's validation error
+        fresh = FTRLFM(d, eta=eta)
+        try:
+            progressive(fresh, data.X[:100], data.y[:100])
+            expected = validation_error(frozen_predictions(fresh, data.X[100:125]), data.y[100:125])
+        except Diverged:
+            expected = np.inf
+        assert error == expected
+    assert result["value"] == min(result["tried"], key=result["tried"].get)
+    assert result["run"]["learner"].t == 100 and result["run"]["predictions"].shape == (100,)
+    assert np.isinf(result["tried"].get(1e6, np.inf))
+
+
+def test_tune_works_for_ocg_with_its_radius():
+    data = ratings(n=120)
+    d = data.X.shape[1]
+    result = tune(lambda tau: OCGFM(d, tau=tau, seed=0), [1.0, 5.0, 20.0], 5.0, data.X, data.y,
+                  n_fit=80, n_valid=20)
+    assert result["value"] in result["tried"]
+    assert result["run"]["learner"].nuclear_norm() <= result["value"] * (1 + 1e-9)

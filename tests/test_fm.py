@@ -528,3 +528,35 @@ def test_spambase_labels():
     X, y = spambase()
     assert X.shape == (4601, 57) and set(np.unique(y)) == {-1.0, 1.0}
     assert int((y == 1).sum()) == 1813
+
+
+def test_movielens_latest_small_is_one_hot_half_stars():
+    from explorer.fm import movielens_latest_small
+
+    data = movielens_latest_small()
+    assert data.X.shape == (100_004, 9737) and (data.n_users, data.n_items) == (671, 9066)
+    assert np.all(np.diff(data.timestamps) >= 0)
+    assert set(np.unique(data.y)) == set(np.arange(1, 11) / 2)
+    assert set(np.diff(data.X.indptr)) == {2}
+    by_file = movielens_latest_small(order="file")
+    assert np.all(np.diff(by_file.users) >= 0)  # the table is sorted by user
+    assert sorted(by_file.y) == sorted(data.y)
+    with pytest.raises(ValueError, match="order"):
+        movielens_latest_small(order="random")
+
+
+def test_most_active_keeps_the_densest_corner_in_order():
+    from explorer.fm import most_active
+
+    data = synthetic_ratings(2000, n_users=40, n_items=60, seed=5)
+    core = most_active(data, n_users=8, n_items=12)
+    top_users = np.argsort(-np.bincount(data.users, minlength=40), kind="stable")[:8]
+    top_items = np.argsort(-np.bincount(data.items, minlength=60), kind="stable")[:12]
+    keep = np.isin(data.users, top_users) & np.isin(data.items, top_items)
+    assert core.X.shape == (int(keep.sum()), 20) and core.n_users == 8 and core.n_items == 12
+    np.testing.assert_array_equal(core.y, data.y[keep])  # same ratings, same order
+    np.testing.assert_array_equal(np.sort(top_users)[core.users], data.users[keep])  # renumbered in id order
+    np.testing.assert_array_equal(np.sort(top_items)[core.items], data.items[keep])
+    np.testing.assert_array_equal(core.X.toarray(), one_hot(core.users, core.items, 8, 12).toarray())
+    with pytest.raises(ValueError, match="n_users and n_items must be at most 40 and 60"):
+        most_active(data, n_users=41, n_items=5)

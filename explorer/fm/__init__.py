@@ -6,7 +6,8 @@ for online factorization machine*. The FM ``z = w0 + w^T a + a^T X a`` is writte
 gradient is the rank-one, sign-indefinite ``phi'(z) a_hat a_hat^T``. FTRL sums those
 gradients in a full (d+1) x (d+1) matrix; S-FTRL sums them in Generalized Frequent
 Directions (two FD sketches, ``B+`` and ``B-``) and never forms ``Theta``
-(:mod:`.learners`). Streams: one-hot ratings and a binary dataset (:mod:`.data`).
+(:mod:`.learners`). Streams: one-hot ratings (MovieLens-100K, MovieLens latest-small, synthetic) and a binary
+dataset (:mod:`.data`).
 
 - :class:`SketchedFTRL` ``(d, *, m=10, eta=None, loss="squared", fast=True)``
 - :class:`FTRLFM` ``(d, *, eta=None, loss="squared")``, :class:`OGDFM` (same arguments)
@@ -31,7 +32,8 @@ True
 """
 
 from .compact import MAX_LABEL, MAX_SQUARED_NORM, as_fm_row, augment, compact_theta, fm_predict, split_theta
-from .data import Ratings, movielens_100k, one_hot, spambase, synthetic_ratings
+from .data import (Ratings, most_active, movielens_100k, movielens_latest_small, one_hot, spambase,
+                   synthetic_ratings)
 from .learners import (
     FTRLFM,
     LOSS_NAMES,
@@ -62,6 +64,8 @@ __all__ = [
     "Ratings",
     "one_hot",
     "movielens_100k",
+    "movielens_latest_small",
+    "most_active",
     "synthetic_ratings",
     "spambase",
 ]
