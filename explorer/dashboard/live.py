@@ -13,7 +13,9 @@ Measured with ``benchmarks/dashboard_latency.py`` (sketching page, four figures)
 Panel's Plotly pane the browser spent 54-62 ms per frame in ``Plotly.react``, plus the
 pane's own work (a deep copy of the layout, a ``Plots.resize`` after every redraw;
 holoviz/panel ``models/plotly.ts``), and the page played at 7.7-8.3 frames per second;
-with this component and the pacing of :mod:`.transport`, 12-13.7. Tick labels are drawn
+with this component and the pacing of :mod:`.transport`, 12-13.7 on a quiet machine then;
+6.0 in the run of 2026-11-24, where the browser's CPU per update is the limit (the
+benchmark's section in benchmarks/README.md). Tick labels are drawn
 with ``ticklabeloverflow="allow"``: Plotly's default ("hide past div") measures every
 label of every axis on every redraw, a quarter of ``Plotly.react`` here.
 """
@@ -67,6 +69,9 @@ class PlotlyView(JSComponent):
       const graph = document.createElement("div")
       graph.style.width = "100%"
       graph.style.height = "100%"
+      // a redraw measures text (getBoundingClientRect) between DOM writes: contained, each
+      // forced layout and repaint stays inside this figure instead of the whole page
+      graph.style.contain = "strict"
       // new objects on every draw: Plotly.react keeps what it is given and diffs by identity
       const traces = () => model.data.map((trace, i) => ({...trace, ...model.values[i]}))
       // drawn in the next animation frame, and only while on screen: a figure scrolled out
