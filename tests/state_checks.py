@@ -8,6 +8,7 @@ one way the fuzz tests break a state dict (:func:`tamper`) and write their talli
 
 from __future__ import annotations
 
+import io
 import json
 import os
 
@@ -19,6 +20,16 @@ def snapshot(obj) -> dict:
     """``obj.state_dict()`` with every array copied (the object may keep changing)."""
     return {key: (value if isinstance(value, str) else np.array(value, copy=True))
             for key, value in obj.state_dict().items()}
+
+
+def through_a_file(obj):
+    """``obj`` saved with :func:`explorer.save_state` and loaded back (a resumed run)."""
+    from explorer import load_state, save_state
+
+    file = io.BytesIO()
+    save_state(obj, file)
+    file.seek(0)
+    return load_state(file)
 
 
 def differing_keys(a: dict, b: dict) -> list[str]:

@@ -6,8 +6,6 @@ FD's bound on the gradient sketch, ADA-FFD with 2 tau > d equal to ADA-FULL, the
 cycle tau - 1 .. 2 tau, orthonormal V over long streams.
 """
 
-import io
-
 import numpy as np
 import pytest
 from hypothesis import given
@@ -15,14 +13,14 @@ from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
 import explorer.adagrad.learners as learners_module
-from explorer import Recorder, load_state, save_state
+from explorer import Recorder
 from explorer.adagrad import LEARNERS, OGD, AdaGrad, Adam, RankShrinkEvent, make_learner
 from explorer.errors import Diverged
 from explorer.hooks import StepRecord
 from explorer.sketch import ShrinkRecord
 from explorer.losses import get_loss
 from explorer.streams import decaying_spectrum, linear_regression_targets
-from state_checks import assert_same_state
+from state_checks import assert_same_state, through_a_file
 
 VARIANTS = ("full", "diag", "fd", "ffd")
 METHODS = ("cmd", "pds")
@@ -513,10 +511,7 @@ def test_save_load_continue_equals_never_stopping(name):
     straight, stopped = MAKERS[name](), MAKERS[name]()
     straight.learn_many(X[:25], y[:25])
     stopped.learn_many(X[:25], y[:25])
-    file = io.BytesIO()
-    save_state(stopped, file)
-    file.seek(0)
-    resumed = load_state(file)
+    resumed = through_a_file(stopped)
     assert type(resumed) is type(straight)
     np.testing.assert_array_equal(straight.learn_many(X[25:], y[25:]),
                                   resumed.learn_many(X[25:], y[25:]))

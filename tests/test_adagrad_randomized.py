@@ -9,22 +9,20 @@ bit-identical, save/load/continue is bit-identical, same seed same numbers, and 
 the paper's regression task beats predicting 0.
 """
 
-import io
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
-from explorer import AdaGrad, AdaLR, RadaGrad, Recorder, load_state, save_state
+from explorer import AdaGrad, AdaLR, RadaGrad, Recorder
 from explorer.adagrad import LABELS, LEARNERS, RANDOMIZED, FourierProjection, make_learner
 from explorer.errors import Diverged
 from explorer.experiments.adagrad import shared_gradient_runs, targets
 from explorer.hooks import StepRecord
 from explorer.losses import get_loss
 from explorer.streams import decaying_spectrum
-from state_checks import assert_same_state, snapshot
+from state_checks import assert_same_state, snapshot, through_a_file
 
 CLASSES = (AdaLR, RadaGrad)
 METHODS = ("cmd", "pds")
@@ -264,10 +262,7 @@ def test_save_load_continue_is_bit_identical(cls, method, seed):
     X, y = paper_task(80, 9, seed=9)
     straight = cls(9, method=method, tau=4, eta=0.05, seed=seed)
     straight.learn_many(X[:40], y[:40])
-    buffer = io.BytesIO()
-    save_state(straight, buffer)
-    buffer.seek(0)
-    resumed = load_state(buffer)
+    resumed = through_a_file(straight)
     assert type(resumed) is cls and resumed.seed == seed
     assert_same_state(snapshot(resumed), snapshot(straight))
     np.testing.assert_array_equal(resumed.solve(X[0]), straight.solve(X[0]))

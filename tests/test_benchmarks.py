@@ -22,6 +22,16 @@ BENCHMARKS_DIR = Path(__file__).resolve().parent.parent / "benchmarks"
 TINY = {"d": 20, "m": 4}
 
 
+def import_benchmarks(*names: str):
+    """The benchmark scripts ``names``, imported the way the scripts import each other
+    (benchmarks/ on ``sys.path`` while they load)."""
+    sys.path.insert(0, str(BENCHMARKS_DIR))
+    try:
+        return [importlib.import_module(name) for name in names]
+    finally:
+        sys.path.remove(str(BENCHMARKS_DIR))
+
+
 @pytest.fixture(scope="module")
 def bench():
     """The benchmark modules, imported the way the scripts import each other."""
@@ -148,11 +158,7 @@ def test_run_all_survives_a_broken_benchmark(bench, tmp_path, monkeypatch, capsy
 def test_newton_vs_vw_tunes_on_the_validation_stream_only():
     """The tuned setting is the grid's best on the validation stream (another seed), and
     the progressive error counts the prediction made before each example is learned."""
-    sys.path.insert(0, str(BENCHMARKS_DIR))
-    try:
-        vw = importlib.import_module("newton_vs_vw")
-    finally:
-        sys.path.remove(str(BENCHMARKS_DIR))
+    [vw] = import_benchmarks("newton_vs_vw")
     validation = vw.make_stream(300, 12, seed=vw.VALIDATION_SEED)
     son = dict(sketch="rfd", m=4, loss="logistic")
     grid = {"eta": (0.0, 16.0, 256.0), "C": (1.0, 10.0)}
@@ -173,11 +179,7 @@ def test_newton_vs_vw_tunes_on_the_validation_stream_only():
 
 def test_newton_rounds_tiny():
     """RFD-SON against FULL-ON: keys, positive rates, and the m > d equality check."""
-    sys.path.insert(0, str(BENCHMARKS_DIR))
-    try:
-        rounds = importlib.import_module("newton_rounds")
-    finally:
-        sys.path.remove(str(BENCHMARKS_DIR))
+    [rounds] = import_benchmarks("newton_rounds")
     result = rounds.run(grid_d=(30,), grid_m=(4,), full_rounds={30: 5}, budget=1e-3, repeats=1,
                         check_rounds=30, progress=False)
     (config,) = result["configs"]
@@ -191,12 +193,7 @@ def test_newton_rounds_tiny():
 def test_newton_defaults_quick():
     """MNIST 4-vs-9 only: the split is deterministic and disjoint, every row has its three
     errors, the tuned setting is a grid point, and the table prints them."""
-    sys.path.insert(0, str(BENCHMARKS_DIR))
-    try:
-        defaults = importlib.import_module("newton_defaults")
-        vw = importlib.import_module("newton_vs_vw")
-    finally:
-        sys.path.remove(str(BENCHMARKS_DIR))
+    defaults, vw = import_benchmarks("newton_defaults", "newton_vs_vw")
     X, y = np.arange(20.0).reshape(10, 2), np.arange(10.0)
     (Xv, yv), (Xt, yt) = defaults.split(X, y)
     assert len(yv) == 3 and len(yt) == 7 and sorted(np.concatenate([yv, yt])) == list(y)
@@ -211,11 +208,7 @@ def test_newton_defaults_quick():
 
 def test_ada_fd_time_vs_d_tiny():
     """Figure 7's timing: every method timed at every d, ratios to ADA-FFD, the checks pass."""
-    sys.path.insert(0, str(BENCHMARKS_DIR))
-    try:
-        vs_d = importlib.import_module("ada_fd_time_vs_d")
-    finally:
-        sys.path.remove(str(BENCHMARKS_DIR))
+    [vs_d] = import_benchmarks("ada_fd_time_vs_d")
     result = vs_d.run(grid_d=(20, 40), tau=4, budget=1e-3, repeats=1, check_rounds=10, progress=False)
     assert [row["d"] for row in result["rows"]] == [20, 40]
     for row in result["rows"]:
@@ -260,11 +253,7 @@ def test_run_all_prints_a_result_whose_seconds_is_not_one_number(bench, tmp_path
 def test_sketch_distributed_tiny(tmp_path):
     """benchmarks/sketch_distributed.py on a tiny stream: every FD result meets the guarantee,
     1 and 2 threads agree bit for bit, the temporary file is gone (no cluster: seconds)."""
-    sys.path.insert(0, str(BENCHMARKS_DIR))
-    try:
-        sd = importlib.import_module("sketch_distributed")
-    finally:
-        sys.path.remove(str(BENCHMARKS_DIR))
+    [sd] = import_benchmarks("sketch_distributed")
     result = sd.run(rows=600, cols=12, m=3, chunk_rows=100, folder=str(tmp_path), cluster=False, progress=False)
     assert result[sd.CORRECTNESS_KEY] and result["checks"]["threads_identical"]
     names = [row["method"] for row in result["methods"]]

@@ -6,7 +6,6 @@ explicit Theta; plus input formats, bad input, determinism, hooks and save/load.
 """
 
 import importlib.util
-import io
 
 import numpy as np
 import pytest
@@ -14,7 +13,7 @@ import scipy.sparse
 from hypothesis import given
 from hypothesis import strategies as st
 
-from explorer import Recorder, load_state, save_state
+from explorer import Recorder
 from explorer.fm import (
     FTRLFM,
     OGDFM,
@@ -30,7 +29,7 @@ from explorer.fm import (
 )
 from explorer.hooks import StepRecord
 from explorer.losses import get_loss
-from state_checks import assert_same_state
+from state_checks import assert_same_state, through_a_file
 
 TOL = 1e-8
 
@@ -379,10 +378,7 @@ def test_save_load_continue_equals_never_stopping(make):
     expected = learn_all(straight, rows, labels)
     first = make()
     got = learn_all(first, rows[:27], labels[:27])
-    buffer = io.BytesIO()
-    save_state(first, buffer)
-    buffer.seek(0)
-    resumed = load_state(buffer)
+    resumed = through_a_file(first)
     assert type(resumed) is type(first) and resumed.t == 27
     got += learn_all(resumed, rows[27:], labels[27:])
     assert got == expected  # bit for bit

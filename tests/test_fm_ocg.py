@@ -6,19 +6,16 @@ no rank cap every round is the exact OCG step computed with a dense eigen-decomp
 learns a planted low-rank task. Plus bad input, determinism, save/load and the hot eta.
 """
 
-import io
-
 import numpy as np
 import pytest
 import scipy.sparse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer import load_state, save_state
 from explorer.errors import Diverged
 from explorer.fm import OCGFM, augment, progressive
 from explorer.fm.ocg import leading_eigenpair
-from state_checks import assert_same_state, snapshot
+from state_checks import assert_same_state, snapshot, through_a_file
 
 
 def _stream(seed, n, d, loss, sparse):
@@ -211,10 +208,7 @@ def test_save_load_continue_is_bit_identical(loss):
     stopped = OCGFM(6, rank=3, loss=loss, seed=2)
     progressive(never, X, y)
     progressive(stopped, X[:25], y[:25])
-    buffer = io.BytesIO()
-    save_state(stopped, buffer)
-    buffer.seek(0)
-    resumed = load_state(buffer)
+    resumed = through_a_file(stopped)
     progressive(resumed, X[25:], y[25:])
     assert_same_state(snapshot(resumed), snapshot(never))
 

@@ -7,18 +7,16 @@ of an exactly low-rank covariance (the angle measured), and Oja-SON as a
 bit-identical, resume, determinism, and the Woodbury solve against a dense one.
 """
 
-import io
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer import load_state, save_state, streams
+from explorer import streams
 from explorer.errors import Diverged
 from explorer.newton import SketchedOnlineNewton
 from explorer.oja import OjaSketch
-from state_checks import assert_same_state, snapshot
+from state_checks import assert_same_state, snapshot, through_a_file
 
 
 def low_rank_stream(n, d, k, seed):
@@ -144,10 +142,7 @@ def test_oja_son_resumes_bit_identically(alpha0):
     never, stopped = oja_son(alpha0=alpha0), oja_son(alpha0=alpha0)
     never.learn_many(X[:60], y[:60])
     stopped.learn_many(X[:60], y[:60])
-    buffer = io.BytesIO()
-    save_state(stopped, buffer)
-    buffer.seek(0)
-    resumed = load_state(buffer)
+    resumed = through_a_file(stopped)
     assert np.array_equal(never.learn_many(X[60:], y[60:]), resumed.learn_many(X[60:], y[60:]))
     assert_same_state(snapshot(resumed), snapshot(never))
 

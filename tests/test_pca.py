@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import explorer.pca.online
 import explorer.pca.simplex
-from explorer import Recorder, load_state, save_state
+from explorer import Recorder
 from explorer.errors import Diverged
 from explorer.hooks import StepRecord
 from explorer.pca import (
@@ -34,7 +34,7 @@ from explorer.pca import (
     sphere_theory_settings,
 )
 from explorer.streams import changing_subspace
-from state_checks import assert_same_state
+from state_checks import assert_same_state, through_a_file
 
 TOL = 1e-10
 
@@ -461,10 +461,7 @@ def test_save_load_continue_equals_never_stopping(name):
     for x in inputs[:15]:
         straight.learn(x)
         stopped.learn(x)
-    file = io.BytesIO()
-    save_state(stopped, file)
-    file.seek(0)
-    resumed = load_state(file)
+    resumed = through_a_file(stopped)
     assert type(resumed) is type(straight)
     a = [straight.learn(x) for x in inputs[15:]]
     b = [resumed.learn(x) for x in inputs[15:]]

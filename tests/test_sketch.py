@@ -15,9 +15,8 @@ from explorer import (
     Recorder,
     RobustFrequentDirections,
     load_state,
-    save_state,
 )
-from state_checks import assert_same_state
+from state_checks import assert_same_state, through_a_file
 
 TOL = 1e-8
 
@@ -333,10 +332,7 @@ def test_save_load_continue_equals_never_stopping(make):
     straight.extend(*args(A))
     stopped = make()
     stopped.extend(*args(A))
-    file = io.BytesIO()
-    save_state(stopped, file)
-    file.seek(0)
-    resumed = load_state(file)
+    resumed = through_a_file(stopped)
     straight.extend(*args(B))
     resumed.extend(*args(B))
     assert_same_state(straight.state_dict(), resumed.state_dict())
