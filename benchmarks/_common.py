@@ -196,6 +196,13 @@ def fmt(value) -> str:
     return "" if value is None else str(value)
 
 
+def loss_gap_check(claim: str, check: dict) -> str:
+    """One report line for an equality check of two learners: ``check`` holds ``rounds``,
+    ``max_loss_gap`` and ``pass``."""
+    return (f"Check: {claim} over {check['rounds']} rounds: max |loss gap| = "
+            f"{check['max_loss_gap']:.2e} ({'pass' if check['pass'] else 'FAIL'})")
+
+
 def table(rows: list[dict], columns: list[tuple[str, str]], title: str | None = None) -> str:
     """A plain-text table of ``rows`` (dicts) with ``columns`` = [(key, header), ...]."""
     cells = [[header for _, header in columns]]

@@ -184,8 +184,7 @@ def format_results(result: dict) -> str:
                          + [(n + " eta", n + " eta") for n in names],
                          f"Figure 3: CMD regret at T = {settings['T']} against tau"))
     check = result["check_shortcut"]
-    lines = [f"Check: ADA-FULL shortcut vs textbook ADA-FULL over {check['rounds']} rounds: "
-             f"max |loss gap| = {check['max_loss_gap']:.1e} ({'pass' if check['pass'] else 'FAIL'})"]
+    lines = [C.loss_gap_check("ADA-FULL shortcut vs textbook ADA-FULL", check)]
     if result["first_600_rows_are_the_notebooks"] is not None:
         lines.append(f"Check: the first {NOTEBOOK_T} rows are notebooks/ada_fd_paper.ipynb's X: "
                      f"{C.fmt(result['first_600_rows_are_the_notebooks'])}")

@@ -157,8 +157,7 @@ def format_results(result: dict) -> str:
     lines = ["Exponent of the time in d (1 = linear): " + ", ".join(
         f"{names[key]} {C.fmt(value) or 'n/a'}" for key, value in exponents.items())]
     check = result["check_radagrad_equals_full"]
-    lines.append(f"Check: RADAGRAD with tau = d equals ADA-FULL over {check['rounds']} rounds: max |loss gap| = "
-                 f"{check['max_loss_gap']:.2e} ({'pass' if check['pass'] else 'FAIL'}); "
+    lines.append(C.loss_gap_check("RADAGRAD with tau = d equals ADA-FULL", check) + "; "
                  f"ADA-FFD's V orthonormal in every timed run: {C.fmt(result['orthonormal'])}")
     parts.append("\n".join(lines))
     return "\n\n".join(parts)

@@ -206,9 +206,7 @@ def format_results(result: dict) -> str:
                      f"a = {model['per_tau_d_ns']:.2f} ns, b = {model['per_tau_cubed_ns']:.2f} ns "
                      f"(worst relative misfit {100 * model['max_relative_error']:.0f}%)")
     check = result["check_ffd_251_equals_full"]
-    lines.append(f"Check: ADA-FFD tau=251 vs ADA-FULL at d=500 over {check['rounds']} rounds: "
-                 f"max |loss gap| = {check['max_loss_gap']:.2e} "
-                 f"({'pass' if check['pass'] else 'FAIL'}); "
+    lines.append(C.loss_gap_check("ADA-FFD tau=251 vs ADA-FULL at d=500", check) + "; "
                  f"V orthonormal in every timed run: {C.fmt(result['orthonormal'])}")
     parts.append("\n".join(lines))
     return "\n\n".join(parts)

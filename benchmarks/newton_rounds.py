@@ -129,9 +129,7 @@ def format_results(result: dict) -> str:
         ("rfd_rounds", "RFD rounds timed")],
         f"Examples per second, learn_many, {setting} (median of repeats)")]
     check = result["check_sketch_larger_than_d_equals_full"]
-    parts.append(f"Check: RFD-SON with m = 25 > d = 20 vs FULL-ON over {check['rounds']} rounds: "
-                 f"max |loss gap| = {check['max_loss_gap']:.2e} "
-                 f"({'pass' if check['pass'] else 'FAIL'})")
+    parts.append(C.loss_gap_check("RFD-SON with m = 25 > d = 20 vs FULL-ON", check))
     return "\n\n".join(parts)
 
 
