@@ -7,6 +7,9 @@
    rounding noise was drawn above the zero bounds before the first shrink.
 4. A shared link restored the settings and t but rebuilt the curves from one point every
    20 rows (a Newton link at t = 12 had an empty accuracy plot).
+9. Play was slow because every update redrew every figure whole (axes, ticks, legend);
+   now a figure whose axes keep their ranges only moves its traces (``PlotlyView.quick``).
+   What it draws must be what a whole redraw draws.
 
 The server and the helpers are those of ``test_dashboard_browser.py`` (its own server for
 this module). Every wait polls on the browser's clock; no fixed sleep is an assertion.
@@ -120,3 +123,36 @@ def settled_figures(page) -> str:
         last = now
         page.wait_for_timeout(300)
     return now
+
+
+# Every path (lines, bars) and tick label of a figure, then the same after a whole redraw
+# (Plotly.react) of the figure's own data and layout.
+QUICK_VS_FULL_JS = """async el => {
+  const drawn = () => [...el.querySelectorAll(".scatterlayer path, .barlayer path, .xtick text, .ytick text")]
+    .map(node => node.getAttribute("d") || node.textContent)
+  const quick = drawn()
+  await Plotly.react(el, el.data.map(trace => ({...trace})), structuredClone(el.layout))
+  return {quick, full: drawn()}
+}"""
+
+
+def test_the_quick_redraw_draws_what_a_whole_redraw_draws(server, page):
+    """Defect 9: after play (most updates moved the traces without redrawing the axes) and
+    a few steps, every figure's lines, bars and tick labels are exactly those a whole
+    redraw of the same data gives."""
+    errors = open_page(page, server["url"] + "?" + SMALL)
+    button(page, "Play").click()
+    wait_until(lambda: shown_t(page) >= 40, page)
+    button(page, "Pause").click()
+    expect(button(page, "Play")).to_be_enabled()
+    t = shown_t(page)
+    for step in (1, 2, 3):
+        button(page, "Step").click()
+        counter(page, t + step).wait_for()
+    figures = page.locator(".js-plotly-plot")
+    last_x = "el => { const x = el.data[0].x; return x[x.length - 1] }"
+    wait_until(lambda: figures.nth(2).evaluate(last_x) == t + 3, page)
+    for i in range(4):
+        drawn = figures.nth(i).evaluate(QUICK_VS_FULL_JS)
+        assert drawn["quick"] and drawn["quick"] == drawn["full"], i
+    assert real_errors(errors) == []

@@ -33,6 +33,8 @@ import plotly.graph_objects as go
 from panel.custom import JSComponent
 from plotly.basedatatypes import BasePlotlyType
 
+from .ranges import axis_ranges, ranged_axes
+
 __all__ = ["LivePlot", "PlotlyView", "finite", "explanation", "plot_cell", "labelled", "row", "plot_grid",
            "CELL_WIDTH"]
 
@@ -62,9 +64,13 @@ class PlotlyView(JSComponent):
     values = param.Dict(default={})
     layout = param.Dict(default={})
     config = param.Dict(default=CONFIG)
+    quick = param.Boolean(default=False, doc=(
+        "Whether every axis keeps its range until the layout changes (set, or ranged by "
+        "LivePlot): then a change of the values alone redraws the traces, not the axes."))
 
     _stylesheets = [_PLOTLY_CSS]
     _esm = """
+    const QUICK = {transition: {duration: 0}, frame: {duration: 0, redraw: false}, mode: "immediate"}
     export function render({ model, el }) {
       const graph = document.createElement("div")
       graph.style.width = "100%"
@@ -75,15 +81,28 @@ class PlotlyView(JSComponent):
       // new objects on every draw: Plotly.react keeps what it is given and diffs by identity
       const traces = () => model.data.map((trace, i) => ({...trace, ...model.values[i]}))
       // drawn in the next animation frame, and only while on screen: a figure scrolled out
-      // of view is drawn with the latest data when it comes back
-      let frame = null, onScreen = true, stale = false
+      // of view is drawn with the latest data when it comes back. A change of the data
+      // alone, in a figure whose axes keep their ranges (quick), moves the traces without
+      // redrawing axes and legend (Plotly.animate without redraw); any other, Plotly.react.
+      // Draws run one after the other; graph.draws counts them (benchmarks, tests).
+      let frame = null, onScreen = true, stale = false, relayout = false
+      let drawing = window.Plotly.newPlot(graph, traces(), structuredClone(model.layout), model.config)
+      graph.draws = 0
       const draw = () => {
         frame = null
         stale = !onScreen
-        if (!stale) window.Plotly.react(graph, traces(), structuredClone(model.layout), model.config)
+        if (stale) return
+        const data = traces(), full = relayout || !model.quick
+        relayout = false
+        drawing = drawing.then(() => full
+          ? window.Plotly.react(graph, data, structuredClone(model.layout), model.config)
+          : window.Plotly.animate(graph, {data, traces: data.map((_, i) => i)}, QUICK)
+        ).catch(error => console.error(error))
+        graph.draws += 1
       }
       const schedule = () => { if (frame === null) frame = requestAnimationFrame(draw) }
-      model.on(["values", "layout"], schedule)
+      model.on("values", schedule)
+      model.on("layout", () => { relayout = true; schedule() })
       new IntersectionObserver(entries => {
         onScreen = entries[entries.length - 1].isIntersecting
         if (onScreen && stale) schedule()
@@ -96,7 +115,6 @@ class PlotlyView(JSComponent):
           window.Plotly.Plots.resize(graph)
         }
       }).observe(el)
-      window.Plotly.newPlot(graph, traces(), structuredClone(model.layout), model.config)
       return graph
     }
     """
@@ -115,6 +133,8 @@ class LivePlot:
     def __init__(self, figure: go.Figure, *, height: int = 340):
         figure.update_xaxes(ticklabeloverflow="allow")
         figure.update_yaxes(ticklabeloverflow="allow")
+        # what the student zoomed or hid in the legend stays so while the data changes
+        figure.update_layout(uirevision="live", template=_flat_template(figure))
         self._figure = figure
         self._index = {trace.uid or trace.name: i for i, trace in enumerate(figure.data)}
         if len(self._index) != len(figure.data):
@@ -122,9 +142,14 @@ class LivePlot:
         self._values: dict[str, dict] = {}
         self._pending: dict[int, dict] = {}
         self._requested: dict = {}
-        self.pane = PlotlyView(data=[trace.to_plotly_json() for trace in figure.data],
-                               layout=figure.layout.to_plotly_json(), height=height,
-                               sizing_mode="stretch_width")
+        self._built = [trace.to_plotly_json() for trace in figure.data]
+        layout = figure.layout.to_plotly_json()
+        self._ranged = ranged_axes(layout, self._built)
+        self._axes = _axis_settings(layout)
+        self._ranges: dict = {}
+        self._set_ranges()
+        self.pane = PlotlyView(data=self._built, layout=figure.layout.to_plotly_json(), height=height,
+                               quick=self._ranged is not None, sizing_mode="stretch_width")
 
     @property
     def figure(self) -> go.Figure:
@@ -154,16 +179,59 @@ class LivePlot:
                 # a new dict, never edited in place: param compares the new value with the old one
                 self._values[str(index)] = {**shown, **properties}
         changes = {"values": dict(self._values)} if changed else {}
+        relayout = False
         if layout and layout != self._requested:  # the layout is re-sent only when it changes
             self._figure.update_layout(layout)
             self._requested = copy.deepcopy(dict(layout))
+            self._axes = _axis_settings(self._figure.layout.to_plotly_json())
+            relayout = True
+        if changed or relayout:
+            relayout = self._set_ranges() or relayout
+        if relayout:
             changes["layout"] = self._figure.layout.to_plotly_json()
         if changes:
             self.pane.param.update(changes)
 
+    def _set_ranges(self) -> bool:
+        """Give the ranged axes the ranges the data asks for (:mod:`.ranges`); whether any changed."""
+        if self._ranged is None:
+            return False
+        traces = [{**built, **self._values.get(str(i), {})} for i, built in enumerate(self._built)]
+        ranges = axis_ranges(self._axes, traces, self._ranged)
+        if ranges == self._ranges:
+            return False
+        self._figure.update_layout({key: {"range": value, "autorange": value is None}
+                                    for key, value in ranges.items() if self._ranges.get(key, 0) != value})
+        self._ranges = ranges
+        return True
+
     def trace(self, name: str):
         """The trace whose key is ``name`` (for tests and for reading back what is drawn)."""
         return self.figure.data[self._index[name]]
+
+
+FLAT_TEMPLATE_LAYOUT = ("autotypenumbers", "colorway", "font", "hovermode", "hoverlabel", "paper_bgcolor",
+                        "plot_bgcolor", "coloraxis", "colorscale", "xaxis", "yaxis", "shapedefaults",
+                        "annotationdefaults", "title")
+"""What a 2-D figure reads of its template's layout (not polar, ternary, scene or geo)."""
+
+
+def _flat_template(figure: go.Figure) -> dict:
+    """The figure's template cut to what it draws: the 2-D layout defaults and the trace
+    defaults of its own trace types. Plotly applies the whole template on every redraw
+    (defaults for every trace type and for 3-D, polar and geographic axes): about a
+    quarter of a redraw's script time here (issue 17, defect 9); the figure looks the same."""
+    template = figure.layout.template.to_plotly_json()
+    types = {trace.type for trace in figure.data}
+    return {"layout": {key: value for key, value in template.get("layout", {}).items()
+                       if key in FLAT_TEMPLATE_LAYOUT},
+            "data": {key: value for key, value in template.get("data", {}).items() if key in types}}
+
+
+def _axis_settings(layout: Mapping) -> dict[str, dict]:
+    """What :func:`~.ranges.axis_ranges` reads of a layout: each axis's type and matches."""
+    return {key: {name: axis[name] for name in ("type", "matches") if name in axis}
+            for key, axis in layout.items() if key[:5] in ("xaxis", "yaxis") and isinstance(axis, Mapping)}
 
 
 def _same(old, new) -> bool:

@@ -1,0 +1,138 @@
+"""Issue 17, defect 9: live figures keep round axis ranges, so most updates move the traces
+without redrawing axes and legend (explorer.dashboard.ranges, LivePlot, PlotlyView.quick).
+
+What must hold for a student to trust the axes: every point drawn lies inside them, they
+depend on the data alone (a shared link draws the sender's axes), and a growing curve
+changes them rarely, or the quick path buys nothing.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from explorer.dashboard.live import LivePlot
+from explorer.dashboard.pages import sketching_figures
+from explorer.dashboard.ranges import LADDER, axis_ranges, nice_range, ranged_axes
+
+finite = st.floats(allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=400, deadline=None)
+@given(finite, finite, st.booleans())
+def test_a_nice_range_holds_the_data_and_is_finite(a, b, include_zero):
+    low, high = min(a, b), max(a, b)
+    got = nice_range(low, high, include_zero=include_zero)
+    assert got is not None and all(math.isfinite(v) for v in got)
+    assert got[0] <= low and high <= got[1] and got[0] < got[1], got
+    if include_zero:
+        assert got[0] <= 0 <= got[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(min_value=5e-324, max_value=1.7e308), st.floats(min_value=5e-324, max_value=1.7e308))
+def test_a_log_range_is_whole_decades_around_the_data(a, b):
+    low, high = min(a, b), max(a, b)
+    bottom, top = nice_range(low, high, log=True)
+    assert bottom == int(bottom) and top == int(top) and bottom < top
+    assert bottom <= math.log10(low) + 1e-12 and math.log10(high) <= top + 1e-12
+
+
+def test_nothing_to_show_gives_no_range():
+    assert nice_range(math.inf, -math.inf) is None
+    assert nice_range(math.nan, 1.0) is None
+    assert nice_range(-3.0, -1.0, log=True) is None
+
+
+def test_a_growing_curve_changes_its_axis_six_times_a_decade():
+    """x = 0..t for t = 1..10^4: the axis ends on the ladder's rungs, never more than a
+    third of it empty once t >= 10."""
+    ends, changes = None, 0
+    for t in range(1, 10_001):
+        low, high = nice_range(0.0, float(t))
+        assert low == 0.0
+        if high != ends:
+            ends, changes = high, changes + 1
+        if t >= 10:
+            assert t / high > 0.5, (t, high)  # at most half empty (7.5 -> 10 is the widest jump + pad)
+    assert changes <= len(LADDER) * 4 + 2, changes
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(finite, finite), min_size=1, max_size=30),
+       st.lists(st.tuples(st.integers(-50, 50), st.floats(0, 1e9)), min_size=1, max_size=12),
+       st.booleans())
+def test_every_drawn_point_lies_inside_the_ranged_axes(points, bars, log_y):
+    """Lines and bars together (bars from zero, one unit wide), hypothetical values of any size."""
+    xs, ys = (np.array(v, dtype=float) for v in zip(*points))
+    bx, by = (np.array(v, dtype=float) for v in zip(*bars))
+    layout = {"xaxis": {}, "yaxis": {"type": "log"} if log_y else {}}
+    traces = [{"type": "scatter", "x": xs, "y": ys}, {"type": "bar", "x": bx, "y": by},
+              {"type": "scatter", "x": [1e300], "y": [1e300], "visible": False}]
+    axes = ranged_axes(layout, traces)
+    assert axes == ["xaxis", "yaxis"]
+    ranges = axis_ranges(layout, traces, axes)
+    x_range, y_range = ranges["xaxis"], ranges["yaxis"]
+    shown = np.isfinite(ys) & ((ys > 0) if log_y else True)
+    bar_shown = (by > 0) if log_y else np.ones(by.size, bool)
+    if not (shown.any() or bar_shown.any()):  # nothing drawn (a log axis, nothing positive)
+        assert x_range is None and y_range is None
+        return
+    assert x_range[0] <= min(xs[shown].min(initial=np.inf), bx[bar_shown].min(initial=np.inf) - 0.5)
+    assert x_range[1] >= max(xs[shown].max(initial=-np.inf), bx[bar_shown].max(initial=-np.inf) + 0.5)
+    values = np.concatenate([ys[shown], by[bar_shown]])
+    if log_y:
+        if values.size:
+            assert y_range[0] <= math.log10(values.min()) + 1e-12 and math.log10(values.max()) <= y_range[1] + 1e-12
+    else:
+        assert y_range[0] <= min(values.min(), 0.0) and max(values.max(), 0.0) <= y_range[1]  # bars from zero
+
+
+def test_what_is_not_ranged():
+    """A heatmap or a shape is left to Plotly's autorange (the whole figure is), and so is
+    an axis whose figure gives it a range; matched axes share one range."""
+    assert ranged_axes({}, [{"type": "heatmap", "z": [[1]]}]) is None
+    assert ranged_axes({"shapes": [{"type": "line"}]}, [{"type": "scatter"}]) is None
+    assert ranged_axes({"yaxis": {"range": [0, 1]}}, [{"type": "scatter"}]) == ["xaxis"]
+    layout = {"yaxis2": {"matches": "y"}}
+    traces = [{"type": "bar", "x": [1, 2], "y": [1, 2]},
+              {"type": "bar", "x": [1, 2], "y": [1, 40], "xaxis": "x2", "yaxis": "y2"}]
+    ranges = axis_ranges(layout, traces, ranged_axes(layout, traces))
+    assert ranges["yaxis"] == ranges["yaxis2"] and ranges["yaxis"][1] >= 40
+
+
+def test_a_live_plot_sends_its_layout_only_when_a_range_changes():
+    """The quick path of defect 9: growing within its ranges, the error figure re-sends only
+    its values; the browser then moves the traces (Plotly.animate) instead of redrawing
+    axes and legend. Past a range, the new layout holds every point."""
+    plot = LivePlot(sketching_figures.error_figure())
+    assert plot.pane.quick
+    t = np.arange(0.0, 101.0)
+    plot.update({"FD error (exact)": {"x": t, "y": t / 100}})
+    sent = plot.pane.layout
+    assert sent["xaxis"]["range"] == [0.0, 150.0] and sent["xaxis"]["autorange"] is False
+    for end in range(102, 140):
+        t = np.arange(0.0, end)
+        plot.update({"FD error (exact)": {"x": t, "y": t / 100}})
+        assert plot.pane.layout is sent, end  # not re-sent
+    t = np.arange(0.0, 160.0)
+    plot.update({"FD error (exact)": {"x": t, "y": t / 100}})
+    assert plot.pane.layout is not sent and plot.pane.layout["xaxis"]["range"][1] >= 159
+    assert tuple(plot.figure.layout.xaxis.range) == tuple(plot.pane.layout["xaxis"]["range"])
+
+
+def test_a_heatmap_figure_is_never_quick():
+    figure = go.Figure(go.Heatmap(name="z", z=[[1.0, 2.0]]))
+    assert not LivePlot(figure).pane.quick
+
+
+@pytest.mark.parametrize("build", [sketching_figures.spectrum_figure, sketching_figures.alpha_figure,
+                                   sketching_figures.error_figure, sketching_figures.condition_figure])
+def test_the_sketching_figures_are_quick(build):
+    """All four figures the play rate is measured on take the quick path."""
+    assert LivePlot(build()).pane.quick
