@@ -74,7 +74,9 @@ class FrameClock(JSComponent):
     """Tells the server which frame the browser has painted (``sent`` in, ``shown`` out).
 
     The browser applies a server message in order, so when ``sent`` changes the plots of
-    that tick have been updated; the next animation frame is after they were painted.
+    that tick have their new data; they draw it in the next animation frame, and a quick
+    draw (``live.PlotlyView``) finishes in a later one: the frame counts as shown once the
+    draws under way (``window.explorerDrawing``) are done and a frame was painted after them.
     """
 
     sent = param.Integer(default=0)
@@ -84,7 +86,10 @@ class FrameClock(JSComponent):
     export function render({ model }) {
       model.on("sent", () => {
         const frame = model.sent
-        requestAnimationFrame(() => setTimeout(() => { model.shown = frame }, 0))
+        requestAnimationFrame(async () => {
+          await Promise.all(window.explorerDrawing || [])
+          requestAnimationFrame(() => setTimeout(() => { model.shown = frame }, 0))
+        })
       })
       return document.createElement("span")
     }

@@ -84,25 +84,37 @@ class PlotlyView(JSComponent):
       // of view is drawn with the latest data when it comes back. A change of the data
       // alone, in a figure whose axes keep their ranges (quick), moves the traces without
       // redrawing axes and legend (Plotly.animate without redraw); any other, Plotly.react.
-      // Draws run one after the other; graph.draws counts them (benchmarks, tests).
-      let frame = null, onScreen = true, stale = false, relayout = false
-      let drawing = window.Plotly.newPlot(graph, traces(), structuredClone(model.layout), model.config)
+      // One draw at a time: data that comes during a draw is drawn once it is done (the
+      // latest only). Each draw's promise is in window.explorerDrawing until it is done
+      // (the frame clock waits for them, layout.FrameClock); graph.draws counts finished draws.
+      const drawing = window.explorerDrawing = window.explorerDrawing || new Set()
+      const track = promise => {
+        const done = promise.catch(error => console.error(error)).finally(() => drawing.delete(done))
+        drawing.add(done)
+        return done
+      }
+      let frame = null, onScreen = true, stale = false, relayout = false, busy = false, again = false
       graph.draws = 0
-      const draw = () => {
+      const draw = async () => {
         frame = null
         stale = !onScreen
         if (stale) return
+        if (busy) { again = true; return }
+        busy = true
         const data = traces(), full = relayout || !model.quick
         relayout = false
-        drawing = drawing.then(() => full
-          ? window.Plotly.react(graph, data, structuredClone(model.layout), model.config)
-          : window.Plotly.animate(graph, {data, traces: data.map((_, i) => i)}, QUICK)
-        ).catch(error => console.error(error))
+        await track(full ? window.Plotly.react(graph, data, structuredClone(model.layout), model.config)
+                         : window.Plotly.animate(graph, {data, traces: data.map((_, i) => i)}, QUICK))
         graph.draws += 1
+        busy = false
+        if (again) { again = false; schedule() }
       }
       const schedule = () => { if (frame === null) frame = requestAnimationFrame(draw) }
       model.on("values", schedule)
       model.on("layout", () => { relayout = true; schedule() })
+      busy = true
+      track(window.Plotly.newPlot(graph, traces(), structuredClone(model.layout), model.config))
+        .then(() => { busy = false; if (again) { again = false; schedule() } })
       new IntersectionObserver(entries => {
         onScreen = entries[entries.length - 1].isIntersecting
         if (onScreen && stale) schedule()
