@@ -106,24 +106,28 @@ def test_what_is_not_ranged():
     assert ranges["yaxis"] == ranges["yaxis2"] and ranges["yaxis"][1] >= 40
 
 
-def test_a_live_plot_sends_its_layout_only_when_a_range_changes():
-    """The quick path of defect 9: growing within its ranges, the error figure re-sends only
-    its values; the browser then moves the traces (Plotly.animate) instead of redrawing
-    axes and legend. Past a range, the new layout holds every point."""
+def test_a_live_plot_sends_its_ranges_only_when_they_change_and_never_its_layout():
+    """The quick path of defect 9: growing, the error figure re-sends its values, and its
+    ranges only when the data leaves them; the layout (the page's) is never re-sent, so
+    the browser moves traces and axes (Plotly.animate) instead of redrawing the figure."""
     plot = LivePlot(sketching_figures.error_figure())
     assert plot.pane.quick
+    layout = plot.pane.layout
     t = np.arange(0.0, 101.0)
     plot.update({"FD error (exact)": {"x": t, "y": t / 100}})
-    sent = plot.pane.layout
-    assert sent["xaxis"]["range"] == [0.0, 150.0] and sent["xaxis"]["autorange"] is False
+    ranges = plot.pane.ranges
+    assert ranges["xaxis"] == [0.0, 150.0] and ranges["yaxis"] == [0.0, 1.5]
     for end in range(102, 140):
         t = np.arange(0.0, end)
         plot.update({"FD error (exact)": {"x": t, "y": t / 100}})
-        assert plot.pane.layout is sent, end  # not re-sent
+        assert plot.pane.ranges is ranges, end  # not re-sent
     t = np.arange(0.0, 160.0)
     plot.update({"FD error (exact)": {"x": t, "y": t / 100}})
-    assert plot.pane.layout is not sent and plot.pane.layout["xaxis"]["range"][1] >= 159
-    assert tuple(plot.figure.layout.xaxis.range) == tuple(plot.pane.layout["xaxis"]["range"])
+    assert plot.pane.ranges is not ranges and plot.pane.ranges["xaxis"][1] >= 159
+    assert plot.pane.layout is layout
+    assert list(plot.figure.layout.xaxis.range) == plot.pane.ranges["xaxis"]
+    plot.update({}, layout={"yaxis": {"type": "log"}})  # the page's layout: sent, ranged again
+    assert plot.pane.layout is not layout and plot.pane.ranges["yaxis"] == [-2.0, 1.0]
 
 
 def test_a_heatmap_figure_is_never_quick():

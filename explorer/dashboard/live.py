@@ -64,9 +64,12 @@ class PlotlyView(JSComponent):
     values = param.Dict(default={})
     layout = param.Dict(default={})
     config = param.Dict(default=CONFIG)
+    ranges = param.Dict(default={}, doc=(
+        "Axis ranges set on top of the layout ({'xaxis': [0, 150]}; None: autorange), "
+        "the ones LivePlot computes from the data."))
     quick = param.Boolean(default=False, doc=(
-        "Whether every axis keeps its range until the layout changes (set, or ranged by "
-        "LivePlot): then a change of the values alone redraws the traces, not the axes."))
+        "Whether every axis has a range (the layout's, or in ranges): then a change of the "
+        "values alone moves the traces without redrawing axes and legend."))
 
     _stylesheets = [_PLOTLY_CSS]
     _esm = """
@@ -80,10 +83,17 @@ class PlotlyView(JSComponent):
       graph.style.contain = "strict"
       // new objects on every draw: Plotly.react keeps what it is given and diffs by identity
       const traces = () => model.data.map((trace, i) => ({...trace, ...model.values[i]}))
+      const layout = () => {
+        const out = structuredClone(model.layout)
+        for (const [key, range] of Object.entries(model.ranges)) out[key] = {...out[key], range, autorange: range === null}
+        return out
+      }
       // drawn in the next animation frame, and only while on screen: a figure scrolled out
       // of view is drawn with the latest data when it comes back. A change of the data
-      // alone, in a figure whose axes keep their ranges (quick), moves the traces without
-      // redrawing axes and legend (Plotly.animate without redraw); any other, Plotly.react.
+      // alone, in a figure whose every axis has a range (quick), moves the traces without
+      // redrawing axes and legend (Plotly.animate without redraw: the same picture,
+      // tests/test_dashboard_defects.py); a change of the layout or of a range, Plotly.react
+      // (animated, an axis's new tick labels would not move the margins as a redraw does).
       // One draw at a time: data that comes during a draw is drawn once it is done (the
       // latest only). Each draw's promise is in window.explorerDrawing until it is done
       // (the frame clock waits for them, layout.FrameClock); graph.draws counts finished draws.
@@ -93,7 +103,7 @@ class PlotlyView(JSComponent):
         drawing.add(done)
         return done
       }
-      let frame = null, onScreen = true, stale = false, relayout = false, busy = false, again = false
+      let frame = null, onScreen = true, stale = false, relayout = false, rerange = false, busy = false, again = false
       graph.draws = 0
       const draw = async () => {
         frame = null
@@ -101,9 +111,9 @@ class PlotlyView(JSComponent):
         if (stale) return
         if (busy) { again = true; return }
         busy = true
-        const data = traces(), full = relayout || !model.quick
-        relayout = false
-        await track(full ? window.Plotly.react(graph, data, structuredClone(model.layout), model.config)
+        const data = traces(), full = relayout || rerange || !model.quick
+        relayout = rerange = false
+        await track(full ? window.Plotly.react(graph, data, layout(), model.config)
                          : window.Plotly.animate(graph, {data, traces: data.map((_, i) => i)}, QUICK))
         graph.draws += 1
         busy = false
@@ -112,8 +122,9 @@ class PlotlyView(JSComponent):
       const schedule = () => { if (frame === null) frame = requestAnimationFrame(draw) }
       model.on("values", schedule)
       model.on("layout", () => { relayout = true; schedule() })
+      model.on("ranges", () => { rerange = true; schedule() })
       busy = true
-      track(window.Plotly.newPlot(graph, traces(), structuredClone(model.layout), model.config))
+      track(window.Plotly.newPlot(graph, traces(), layout(), model.config))
         .then(() => { busy = false; if (again) { again = false; schedule() } })
       new IntersectionObserver(entries => {
         onScreen = entries[entries.length - 1].isIntersecting
@@ -161,7 +172,8 @@ class LivePlot:
         self._ranges: dict = {}
         self._set_ranges()
         self.pane = PlotlyView(data=self._built, layout=figure.layout.to_plotly_json(), height=height,
-                               quick=self._ranged is not None, sizing_mode="stretch_width")
+                               ranges=dict(self._ranges), quick=self._ranged is not None,
+                               sizing_mode="stretch_width")
 
     @property
     def figure(self) -> go.Figure:
@@ -197,8 +209,8 @@ class LivePlot:
             self._requested = copy.deepcopy(dict(layout))
             self._axes = _axis_settings(self._figure.layout.to_plotly_json())
             relayout = True
-        if changed or relayout:
-            relayout = self._set_ranges() or relayout
+        if (changed or relayout) and self._set_ranges():
+            changes["ranges"] = dict(self._ranges)
         if relayout:
             changes["layout"] = self._figure.layout.to_plotly_json()
         if changes:
