@@ -3,21 +3,23 @@
 A :class:`LivePlot` keeps its ``plotly.graph_objects.Figure`` (validated, readable by the
 page's tests) and mirrors it in the browser through :class:`PlotlyView`, a small
 component that owns one Plotly graph div. An update sends the trace properties the
-pages set (numpy arrays travel as binary buffers) and, only when it changed, the layout.
-The browser redraws with ``Plotly.react`` in the next animation frame, so updates that
-arrive faster than the browser paints are merged into one redraw instead of queueing
-redraws nobody sees; a figure scrolled out of view is not redrawn until it is back on
-screen.
+pages set (numpy arrays travel as binary buffers), the axis ranges when they changed
+(:mod:`.ranges`: round numbers computed from the data) and, only when the page changed
+it, the layout. The browser draws in the next animation frame, one draw at a time, so
+updates that arrive faster than the browser paints are merged instead of queueing draws
+nobody sees; a figure scrolled out of view is not drawn until it is back on screen. A
+draw whose axes keep their ranges moves the traces only (``Plotly.animate`` without
+redraw); any other is a whole ``Plotly.react``.
 
 Measured with ``benchmarks/dashboard_latency.py`` (sketching page, four figures): with
 Panel's Plotly pane the browser spent 54-62 ms per frame in ``Plotly.react``, plus the
 pane's own work (a deep copy of the layout, a ``Plots.resize`` after every redraw;
-holoviz/panel ``models/plotly.ts``), and the page played at 7.7-8.3 frames per second;
-with this component and the pacing of :mod:`.transport`, 12-13.7 on a quiet machine then;
-6.0 in the run of 2026-11-24, where the browser's CPU per update is the limit (the
-benchmark's section in benchmarks/README.md). Tick labels are drawn
-with ``ticklabeloverflow="allow"``: Plotly's default ("hide past div") measures every
-label of every axis on every redraw, a quarter of ``Plotly.react`` here.
+holoviz/panel ``models/plotly.ts``); with a whole ``Plotly.react`` of every figure on
+every update the page played at 6.0 updates per second (2026-11-24), the renderer's main
+thread spending 0.13 CPU-seconds per update; with the quick draws and round ranges
+0.06-0.08, and 9.7 updates per second (the benchmark's section in benchmarks/README.md).
+Tick labels are drawn with ``ticklabeloverflow="allow"``: Plotly's default ("hide past
+div") measures every label of every axis on every redraw, a quarter of ``Plotly.react`` here.
 """
 
 from __future__ import annotations
