@@ -512,9 +512,9 @@ def test_live_plot_sends_every_update_and_holds_the_whole_current_state():
     plot.update({"b": {"x": [0, 1], "y": [3.0, 4.0]}})
     plot.update({"a": {"x": [0, 1, 2], "y": [1.0, 2.0, 5.0]}})
     assert len(events) == 3
-    a, b = (str(plot._index[name]) for name in ("a", "b"))
-    assert list(plot.pane.values[a]["y"]) == [1.0, 2.0, 5.0]
-    assert list(plot.pane.values[b]["y"]) == [3.0, 4.0]
+    a, b = (plot._index[name] for name in ("a", "b"))
+    assert list(plot.pane.trace_values(a)["y"]) == [1.0, 2.0, 5.0]
+    assert list(plot.pane.trace_values(b)["y"]) == [3.0, 4.0]
     assert list(plot.trace("a").y) == [1.0, 2.0, 5.0]  # the Python figure follows too
     with pytest.raises(ValueError, match="own name"):
         LivePlot(line_chart([0.0], {"a": [np.nan]}).add_scatter(name="a", y=[1.0]))
@@ -525,7 +525,7 @@ def test_live_plot_sends_nothing_when_nothing_changed():
     page's spectrum, unchanged between shrinks, cost a Plotly.react on every tick)."""
     plot = LivePlot(line_chart([0.0], {"a": [np.nan], "b": [np.nan]}))
     events = []
-    plot.pane.param.watch(lambda event: events.append(event.new), "values")
+    plot.pane.param.watch(lambda *batch: events.append(batch), ["values", "arrays"])
     plot.update({"a": {"x": np.arange(3.0), "y": np.array([1.0, np.nan, 2.0])}})
     plot.update({"a": {"x": np.arange(3.0), "y": np.array([1.0, np.nan, 2.0])}})  # same: not sent
     assert len(events) == 1
@@ -546,8 +546,32 @@ def test_live_plot_sends_a_view_whose_buffer_changed_in_place():
     plot.update({"a": {"x": buffer[:2], "y": np.zeros(2)}})
     buffer[1] = 2.0  # the current point replaced
     plot.update({"a": {"x": buffer[:2], "y": np.zeros(2)}})
-    index = str(plot._index["a"])
-    assert list(plot.pane.values[index]["x"]) == [0.0, 2.0] and list(plot.trace("a").x) == [0.0, 2.0]
+    index = plot._index["a"]
+    assert list(plot.pane.trace_values(index)["x"]) == [0.0, 2.0] and list(plot.trace("a").x) == [0.0, 2.0]
+
+
+def test_live_plot_packs_its_arrays_in_one_buffer_each_distinct_array_once():
+    """Bokeh sends every array as websocket frames of its own: the sketching page's 44 arrays
+    an update (14 of them the same t) were about 70 frames (issue 17, defect 9). Packed,
+    each distinct array goes once; a property that stops being an array leaves the buffer."""
+    plot = LivePlot(line_chart([0.0], {"a": [np.nan], "b": [np.nan], "c": [np.nan]}))
+    arrays = []
+    plot.pane.param.watch(lambda event: arrays.append(event.new), "arrays")
+    t = np.arange(4)
+    plot.update({"a": {"x": t, "y": np.array([1.0, np.nan, -np.inf, 2.0])},
+                 "b": {"x": t.copy(), "y": np.array([1.0, np.nan, -np.inf, 2.0])},
+                 "c": {"x": t, "y": np.array([0.5, 1.5, 2.5, 3.5])}})
+    a, b, c = (plot._index[name] for name in ("a", "b", "c"))
+    assert len(arrays) == 1 and arrays[0]["numbers"].size == 12  # t, a's y (= b's), c's y
+    for index, name in ((a, "a"), (b, "b"), (c, "c")):
+        sent = plot.pane.trace_values(index)
+        np.testing.assert_array_equal(sent["x"], t)
+        np.testing.assert_array_equal(sent["y"], plot.trace(name).y)
+    plot.update({"c": {"y": [7.0, 8.0, 9.0, 10.0]}})  # a list now: plain, and gone from the buffer
+    assert len(arrays) == 2 and plot.pane.trace_values(c)["y"] == [7.0, 8.0, 9.0, 10.0]
+    assert "y" not in plot.pane.arrays["slices"][str(c)] and arrays[1]["numbers"].size == 8
+    plot.update({"c": {"name": "renamed"}})  # no array changed: the buffer is not sent again
+    assert len(arrays) == 2 and plot.pane.trace_values(c)["name"] == "renamed"
 
 # -- failures are messages, never a dead transport (issue 13) -------------------------------
 
@@ -901,3 +925,18 @@ def test_play_never_marks_the_server_busy():
     finally:
         pn.state.param.unwatch(watcher)
     assert changes == []
+
+
+def test_a_frame_the_browser_reports_never_marks_the_server_busy():
+    """The frame clock's report of a painted frame went through Panel's server-wide busy
+    state too: every frame of every session playing updated every session's busy indicator
+    twice (issue 17, defects 8 and 9)."""
+    from explorer.dashboard.layout import FrameClock
+
+    clock, changes = FrameClock(), []
+    watcher = pn.state.param.watch(lambda event: changes.append(event.new), "busy")
+    try:
+        clock._process_events({"shown": 3})  # what Panel calls with a browser's change
+    finally:
+        pn.state.param.unwatch(watcher)
+    assert clock.shown == 3 and changes == []

@@ -82,6 +82,11 @@ class FrameClock(JSComponent):
     sent = param.Integer(default=0)
     shown = param.Integer(default=0)
 
+    # Panel counts every change a browser sends in its one server-wide busy state, and each
+    # change of that state updates the busy indicator of every session: two indicator
+    # updates for every frame of every session playing (issue 17, defects 8 and 9).
+    _busy__ignore = ["shown"]
+
     _esm = """
     export function render({ model }) {
       model.on("sent", () => {

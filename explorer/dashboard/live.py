@@ -53,17 +53,26 @@ def finite(values) -> np.ndarray:
 
 
 class PlotlyView(JSComponent):
-    """One Plotly graph in the browser, drawn from three parameters.
+    """One Plotly graph in the browser, drawn from its parameters.
 
-    ``data`` holds the traces as built (Plotly JSON), ``values`` the properties set since,
-    by trace index (``{"3": {"y": array}}``: all of them, so a view rendered late, or
-    again, draws the current state), and ``layout`` the current layout, re-sent only when
-    it changes. Plotly.js is the copy Panel serves for ``pn.extension("plotly")``, and
-    its stylesheet is Panel's, applied inside this component's shadow root.
+    ``data`` holds the traces as built (Plotly JSON); ``values`` and ``arrays`` the
+    properties set since, by trace index: all of them, so a view rendered late, or again,
+    draws the current state (:meth:`trace_values` reads them back); ``layout`` the current
+    layout, re-sent only when it changes. The numeric arrays travel packed in one buffer,
+    each distinct array once: Bokeh sends every array as websocket frames of its own,
+    and the sketching page's 44 arrays per update (14 of them the same t) were about 70
+    frames (issue 17, defect 9). Plotly.js is the copy Panel serves for
+    ``pn.extension("plotly")``, and its stylesheet is Panel's, applied inside this
+    component's shadow root.
     """
 
     data = param.List(default=[])
-    values = param.Dict(default={})
+    values = param.Dict(default={}, doc=(
+        "The properties set since the figure was built, by trace index, but numeric arrays "
+        "({'3': {'name': 'FD'}})."))
+    arrays = param.Dict(default={"numbers": np.zeros(0), "slices": {}}, doc=(
+        "The numeric arrays set since, packed: 'numbers' (one float64 array, each distinct "
+        "array once) and 'slices' ({'3': {'y': [start, stop]}})."))
     layout = param.Dict(default={})
     config = param.Dict(default=CONFIG)
     ranges = param.Dict(default={}, doc=(
@@ -84,7 +93,13 @@ class PlotlyView(JSComponent):
       // forced layout and repaint stays inside this figure instead of the whole page
       graph.style.contain = "strict"
       // new objects on every draw: Plotly.react keeps what it is given and diffs by identity
-      const traces = () => model.data.map((trace, i) => ({...trace, ...model.values[i]}))
+      const unpacked = i => {
+        const {numbers, slices} = model.arrays, out = {}
+        for (const [key, [start, stop]] of Object.entries(slices[i] || {}))
+          out[key] = new Float64Array(numbers.buffer, numbers.byteOffset + 8 * start, stop - start)
+        return out
+      }
+      const traces = () => model.data.map((trace, i) => ({...trace, ...model.values[i], ...unpacked(i)}))
       const layout = () => {
         const out = structuredClone(model.layout)
         for (const [key, range] of Object.entries(model.ranges)) out[key] = {...out[key], range, autorange: range === null}
@@ -122,7 +137,7 @@ class PlotlyView(JSComponent):
         if (again) { again = false; schedule() }
       }
       const schedule = () => { if (frame === null) frame = requestAnimationFrame(draw) }
-      model.on("values", schedule)
+      model.on(["values", "arrays"], schedule)
       model.on("layout", () => { relayout = true; schedule() })
       model.on("ranges", () => { rerange = true; schedule() })
       busy = true
@@ -143,6 +158,13 @@ class PlotlyView(JSComponent):
       return graph
     }
     """
+
+    def trace_values(self, index: int) -> dict:
+        """The properties trace ``index`` was given since it was built, as the browser reads
+        them (numeric arrays as float64)."""
+        numbers, slices = self.arrays["numbers"], self.arrays["slices"].get(str(index), {})
+        return {**self.values.get(str(index), {}),
+                **{key: numbers[start:stop] for key, (start, stop) in slices.items()}}
 
 
 class LivePlot:
@@ -193,7 +215,7 @@ class LivePlot:
         Nothing is sent when nothing changed: a spectrum between two shrinks is not redrawn
         (one ``Plotly.react`` is tens of milliseconds in a browser that renders in software).
         """
-        changed = False
+        changed = arrays_changed = False
         for name, properties in traces.items():
             index = self._index[name]
             shown = self._values.get(str(index), {})
@@ -201,10 +223,15 @@ class LivePlot:
                           if key not in shown or not _same(shown[key], _plain(value))}
             if properties:
                 changed = True
+                arrays_changed = arrays_changed or any(_packable(value) or _packable(shown.get(key))
+                                                       for key, value in properties.items())
                 self._pending.setdefault(index, {}).update(properties)
                 # a new dict, never edited in place: param compares the new value with the old one
                 self._values[str(index)] = {**shown, **properties}
-        changes = {"values": dict(self._values)} if changed else {}
+        changes = {}
+        if changed:
+            values, arrays = _packed(self._values)
+            changes = {"values": values, **({"arrays": arrays} if arrays_changed else {})}
         relayout = False
         if layout and layout != self._requested:  # the layout is re-sent only when it changes
             self._figure.update_layout(layout)
@@ -252,6 +279,33 @@ def _flat_template(figure: go.Figure) -> dict:
     return {"layout": {key: value for key, value in template.get("layout", {}).items()
                        if key in FLAT_TEMPLATE_LAYOUT},
             "data": {key: value for key, value in template.get("data", {}).items() if key in types}}
+
+
+def _packed(values: Mapping[str, Mapping]) -> tuple[dict, dict]:
+    """``values`` as :class:`PlotlyView` takes them: the other properties as they are
+    (``values``), the 1-D numeric arrays in one float64 buffer (``arrays``; each distinct
+    array once, so the t every curve shares goes once). An integer array becomes float64, exact
+    up to 2**53 (t, indices); Plotly draws it the same."""
+    plain, slices, chunks, starts, size = {}, {}, [], {}, 0
+    for index, properties in values.items():
+        for key, value in properties.items():
+            if not _packable(value):
+                plain.setdefault(index, {})[key] = value
+                continue
+            numbers = value.astype(float)
+            content = numbers.tobytes()
+            if content not in starts:
+                starts[content] = size
+                chunks.append(numbers)
+                size += numbers.size
+            slices.setdefault(index, {})[key] = [starts[content], starts[content] + numbers.size]
+    numbers = np.concatenate(chunks) if chunks else np.zeros(0)
+    return plain, {"numbers": numbers, "slices": slices}
+
+
+def _packable(value) -> bool:
+    """Whether a property value (as :func:`_plain` makes it) travels in the packed buffer."""
+    return isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "fiu"
 
 
 def _axis_settings(layout: Mapping) -> dict[str, dict]:
