@@ -50,17 +50,37 @@ def test_nothing_to_show_gives_no_range():
 
 
 def test_a_growing_curve_changes_its_axis_six_times_a_decade():
-    """x = 0..t for t = 1..10^4: the axis ends on the ladder's rungs, never more than a
-    third of it empty once t >= 10."""
+    """x = 0..t for t = 1..10^4 while playing: the axis ends on the ladder's rungs, never
+    more than half of it empty once t >= 10."""
     ends, changes = None, 0
     for t in range(1, 10_001):
-        low, high = nice_range(0.0, float(t))
+        low, high = nice_range(0.0, float(t), growing=True)
         assert low == 0.0
         if high != ends:
             ends, changes = high, changes + 1
         if t >= 10:
             assert t / high > 0.5, (t, high)  # at most half empty (7.5 -> 10 is the widest jump + pad)
     assert changes <= len(LADDER) * 4 + 2, changes
+
+
+def test_at_rest_an_axis_from_zero_fits_the_data_closely():
+    """A rung can leave 40% of the axis empty (300 rows on [0, 500]): a shared link, or a
+    paused stream, showed its curves squeezed into the left of every figure. At rest the
+    axis ends on the 1-2-5 grid, at most an eighth of it (and the pad) past the data."""
+    assert nice_range(0.0, 300.0, growing=True) == [0.0, 500.0]
+    for t in range(10, 10_001, 7):
+        low, high = nice_range(0.0, float(t))
+        assert low == 0.0 and t <= high and (high - t) / high < 1 / 4, (t, high)
+
+
+def test_bars_are_placed_on_their_exact_extent():
+    """The spectrum's directions 1..15 went on [0, 20]: a tick at 0 and a quarter of the
+    axis empty. Bars' positions change only with their number, so their extent is exact."""
+    layout = {"xaxis": {}, "yaxis": {}}
+    bars = [{"type": "bar", "x": np.arange(1, 16), "y": np.arange(15.0)}]
+    assert axis_ranges(layout, bars, ["xaxis", "yaxis"])["xaxis"] == [0.5, 15.5]
+    line = {"type": "scatter", "x": [0.5, 30.0], "y": [1.0, 1.0]}  # with a line: rounded as usual
+    assert axis_ranges(layout, [*bars, line], ["xaxis", "yaxis"])["xaxis"] == [0.0, 35.0]
 
 
 @settings(max_examples=200, deadline=None)
@@ -112,6 +132,7 @@ def test_a_live_plot_sends_its_ranges_only_when_they_change_and_never_its_layout
     the browser moves traces and axes (Plotly.animate) instead of redrawing the figure."""
     plot = LivePlot(sketching_figures.error_figure())
     assert plot.pane.quick
+    plot.growing = True
     layout = plot.pane.layout
     t = np.arange(0.0, 101.0)
     plot.update({"FD error (exact)": {"x": t, "y": t / 100}})
@@ -128,6 +149,11 @@ def test_a_live_plot_sends_its_ranges_only_when_they_change_and_never_its_layout
     assert list(plot.figure.layout.xaxis.range) == plot.pane.ranges["xaxis"]
     plot.update({}, layout={"yaxis": {"type": "log"}})  # the page's layout: sent, ranged again
     assert plot.pane.layout is not layout and plot.pane.ranges["yaxis"] == [-2.0, 1.0]
+    t = np.arange(0.0, 311.0)
+    plot.update({"FD error (exact)": {"x": t, "y": t / 100}})
+    assert plot.pane.ranges["xaxis"] == [0.0, 500.0]
+    plot.settle()  # the stream stopped: the axes fit the data as at rest
+    assert plot.pane.ranges["xaxis"] == [0.0, 350.0] and not plot.growing
 
 
 def test_a_heatmap_figure_is_never_quick():

@@ -17,7 +17,8 @@ pane's own work (a deep copy of the layout, a ``Plots.resize`` after every redra
 holoviz/panel ``models/plotly.ts``); with a whole ``Plotly.react`` of every figure on
 every update the page played at 6.0 updates per second (2026-11-24), the renderer's main
 thread spending 0.13 CPU-seconds per update; with the quick draws and round ranges
-0.06-0.08, and 9.7 updates per second (the benchmark's section in benchmarks/README.md).
+0.06-0.08, and 9.7 updates per second; with each figure's arrays packed in one buffer
+(:class:`PlotlyView`), 12.7 (the benchmark's section in benchmarks/README.md).
 Tick labels are drawn with ``ticklabeloverflow="allow"``: Plotly's default ("hide past
 div") measures every label of every axis on every redraw, a quarter of ``Plotly.react`` here.
 """
@@ -194,6 +195,10 @@ class LivePlot:
         self._ranged = ranged_axes(layout, self._built)
         self._axes = _axis_settings(layout)
         self._ranges: dict = {}
+        self.growing = False
+        """Whether the stream is playing: axes from zero then end on the ladder's rungs, which
+        change rarely (:mod:`.ranges`); the next update, or :meth:`settle`, applies it."""
+        self._ranged_growing = False
         self._set_ranges()
         self.pane = PlotlyView(data=self._built, layout=figure.layout.to_plotly_json(), height=height,
                                ranges=dict(self._ranges), quick=self._ranged is not None,
@@ -238,19 +243,26 @@ class LivePlot:
             self._requested = copy.deepcopy(dict(layout))
             self._axes = _axis_settings(self._figure.layout.to_plotly_json())
             relayout = True
-        if (changed or relayout) and self._set_ranges():
+        if (changed or relayout or self.growing != self._ranged_growing) and self._set_ranges():
             changes["ranges"] = dict(self._ranges)
         if relayout:
             changes["layout"] = self._figure.layout.to_plotly_json()
         if changes:
             self.pane.param.update(changes)
 
+    def settle(self) -> None:
+        """The stream stopped: fit the axes as at rest (:attr:`growing` off), one redraw if
+        that moves them."""
+        self.growing = False
+        self.update({})
+
     def _set_ranges(self) -> bool:
         """Give the ranged axes the ranges the data asks for (:mod:`.ranges`); whether any changed."""
         if self._ranged is None:
             return False
         traces = [{**built, **self._values.get(str(i), {})} for i, built in enumerate(self._built)]
-        ranges = axis_ranges(self._axes, traces, self._ranged)
+        ranges = axis_ranges(self._axes, traces, self._ranged, growing=self.growing)
+        self._ranged_growing = self.growing
         if ranges == self._ranges:
             return False
         self._figure.update_layout({key: {"range": value, "autorange": value is None}

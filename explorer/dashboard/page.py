@@ -60,6 +60,7 @@ import numpy as np
 import param
 
 from ..run import History
+from .live import LivePlot
 from .settings import Settings
 
 __all__ = ["Page", "HISTORY_POINTS"]
@@ -96,6 +97,8 @@ class Page(param.Parameterized):
         self.on_restart: Callable[[], bool] | None = None  # set by the frame (see request_restart)
         self._X = np.zeros((0, 1))
         self._views = None
+        self.plots: dict[str, LivePlot] = {}  # the live figures, by name (set by _make_views)
+        self.growing = False  # the stream is playing (Transport.play; settle() ends it)
         self._setting_back = False
         self.reset()
         if self.restart:
@@ -243,7 +246,16 @@ class Page(param.Parameterized):
     def refresh(self) -> None:
         """Push the latest history into the views (call inside ``pn.io.hold()``)."""
         if self._views is not None:
+            for plot in self.plots.values():
+                plot.growing = self.growing
             self._update_views()
+
+    def settle(self) -> None:
+        """The stream stopped playing: the figures fit their axes as at rest (while it
+        plays they run ahead of the curves, to redraw rarely: :mod:`.ranges`)."""
+        self.growing = False
+        for plot in self.plots.values():
+            plot.settle()
 
     def update_notes(self) -> None:
         """Notes on how the stream was loaded, then the page's own (after a hot change too)."""

@@ -6,20 +6,26 @@ that renders in software that is most of a redraw (issue 17, defect 9: 30-60 ms 
 sketching page's 4 figures, each frame). A :class:`~.live.LivePlot` instead sets its
 axes to the ranges :func:`axis_ranges` computes from the data: the data's extent,
 padded by :data:`PAD` of its span, rounded outwards to a multiple of a 1-2-5 step
-(about :data:`STEPS` of them per axis); an axis from zero ends at a rung of
-:data:`LADDER`, a log axis at whole decades. The rounding
-keeps a range the same for many updates; in between, the browser moves the curves
-without redrawing the axes (:class:`~.live.PlotlyView`).
+(about :data:`STEPS` of them per axis), a log axis at whole decades. While the stream
+plays (``growing``) an axis from zero ends at a rung of :data:`LADDER` instead: the
+rounding keeps a range the same for many updates, and in between the browser moves the
+curves without redrawing the axes (:class:`~.live.PlotlyView`). At rest the grid fits
+the data more closely (a rung can leave 40% of the axis empty: 300 rows on [0, 500]).
+The positions of bars (one unit wide) are their exact extent, which changes only when
+the number of bars does.
 
-The ranges depend on the data alone, not on what was drawn before: a figure opened from
-a shared link at row t has the axes of the sender's figure at row t.
+The ranges depend on the data (and on whether it is growing) alone, not on what was
+drawn before: a figure opened from a shared link at row t has the axes of the sender's
+figure at row t.
 
 Only figures made of scatter and bar traces (and no shapes) are ranged here: a heatmap's
 cells or a shape's extent are left to Plotly's autorange. An axis its figure gives a
 range keeps it.
 
->>> nice_range(0.0, 137.0)
+>>> nice_range(0.0, 137.0, growing=True)
 [0.0, 150.0]
+>>> nice_range(0.0, 137.0)
+[0.0, 160.0]
 >>> nice_range(0.8, 0.95)
 [0.78, 0.96]
 >>> nice_range(3.0, 2500.0, log=True)
@@ -47,14 +53,15 @@ BAR_HALF_WIDTH = 0.5
 """A bar at x reaches x ± 0.5 (Plotly gives each bar one unit of x when bars are 1 apart)."""
 
 
-def nice_range(low: float, high: float, *, log: bool = False,
-               include_zero: bool = False) -> list[float] | None:
+def nice_range(low: float, high: float, *, log: bool = False, include_zero: bool = False,
+               growing: bool = False) -> list[float] | None:
     """``[low, high]`` padded and rounded outward to round numbers (log: to decades,
-    as Plotly's log ranges are written, in log10 units); None when there is nothing finite
-    (or, on a log axis, nothing positive) to show."""
+    as Plotly's log ranges are written, in log10 units; ``growing``: from zero up to a
+    rung of the ladder); None when there is nothing finite (or, on a log axis, nothing
+    positive) to show."""
     if not (math.isfinite(low) and math.isfinite(high)) or low > high:
         return None
-    nice = _nice_range(low, high, log=log, include_zero=include_zero)
+    nice = _nice_range(low, high, log=log, include_zero=include_zero, growing=growing)
     if nice is None or all(map(math.isfinite, nice)):
         return nice
     # rounding overflowed, next to the largest float: the data's own extent, made wider than a point
@@ -64,7 +71,8 @@ def nice_range(low: float, high: float, *, log: bool = False,
     return [below if math.isfinite(below) else low, above if math.isfinite(above) else high]
 
 
-def _nice_range(low: float, high: float, *, log: bool, include_zero: bool) -> list[float] | None:
+def _nice_range(low: float, high: float, *, log: bool, include_zero: bool,
+                growing: bool) -> list[float] | None:
     if log:
         if high <= 0:
             return None
@@ -83,9 +91,9 @@ def _nice_range(low: float, high: float, *, log: bool, include_zero: bool) -> li
         return [float(low), float(high)] if low < high else [low - 1.0, high + 1.0]
     padded_low = low - PAD * span if low < 0 or low - PAD * span >= 0 else 0.0
     padded_high = high + PAD * span if high > 0 or high + PAD * span <= 0 else 0.0
-    if padded_low == 0.0:  # from zero (a count of rows, an error): up to a rung of the ladder
+    if growing and padded_low == 0.0:  # from zero (a count of rows, an error): up to a rung
         return [0.0, max(high, _rung(padded_high))]
-    if padded_high == 0.0:
+    if growing and padded_high == 0.0:
         return [min(low, -_rung(-padded_low)), 0.0]
     step = _step(raw)
     # min/max: where the step is below the values' own float spacing, rounding could cut them
@@ -140,14 +148,17 @@ def ranged_axes(layout: Mapping, traces: Sequence[Mapping]) -> list[str] | None:
     return ranged
 
 
-def axis_ranges(layout: Mapping, traces: Sequence[Mapping], axes: Sequence[str]) -> dict[str, list | None]:
+def axis_ranges(layout: Mapping, traces: Sequence[Mapping], axes: Sequence[str], *,
+                growing: bool = False) -> dict[str, list | None]:
     """The range of each of ``axes`` that fits every visible trace drawn on it
-    (:func:`nice_range`; None where there is nothing to show). Axes that match another
-    (``matches: "y"``) share the range of the group."""
+    (:func:`nice_range`; None where there is nothing to show); an axis that only places
+    bars gets their exact extent. Axes that match another (``matches: "y"``) share the
+    range of the group."""
     groups: dict[str, list[str]] = {}
     for key in axes:
         groups.setdefault(_group(layout, key), []).append(key)
-    extents = {group: [math.inf, -math.inf, False] for group in groups}
+    # per group: lowest, highest, whether bars reach from zero on it, whether only bars are placed on it
+    extents = {group: [math.inf, -math.inf, False, True] for group in groups}
     for trace in traces:
         if trace.get("visible", True) is False:
             continue
@@ -165,14 +176,18 @@ def axis_ranges(layout: Mapping, traces: Sequence[Mapping], axes: Sequence[str])
             low, high = float(values.min()), float(values.max())
             if bar and (letter == "x") != horizontal:  # the bar's position: its width
                 low, high = low - BAR_HALF_WIDTH, high + BAR_HALF_WIDTH
-            elif bar:  # the bar's length, from zero
-                extent[2] = True
+            else:
+                extent[3] = False
+                extent[2] = extent[2] or bar  # the bar's length, from zero
             extent[0], extent[1] = min(extent[0], low), max(extent[1], high)
     ranges = {}
     for group, keys in groups.items():
-        low, high, include_zero = extents[group]
+        low, high, include_zero, places_bars = extents[group]
         log = (layout.get(group) or {}).get("type") == "log"
-        nice = nice_range(low, high, log=log, include_zero=include_zero and not log)
+        if places_bars and not log and math.isfinite(low) and math.isfinite(high):
+            nice = [low, high]
+        else:
+            nice = nice_range(low, high, log=log, include_zero=include_zero and not log, growing=growing)
         for key in keys:
             ranges[key] = nice
     return ranges

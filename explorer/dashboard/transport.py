@@ -126,6 +126,7 @@ class Transport(param.Parameterized):
             return
         self.status = ""
         self.playing = True
+        self.page.growing = True
         self._sent_at = time.monotonic()
         self._callback.start()
 
@@ -133,7 +134,9 @@ class Transport(param.Parameterized):
         if self.playing:
             self._callback.stop()
             self.playing = False
-            self._sync()
+            with pn.io.hold():
+                self.page.settle()
+                self._sync()
 
     def step(self, n: int = 1) -> None:
         """Pause, then feed the next ``n`` rows."""
