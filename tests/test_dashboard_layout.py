@@ -4,7 +4,8 @@ Every page is opened at both widths (the sidebar open) and every piece of text o
 the figures is checked in the browser: inside the window, not clipped by a box that
 hides its overflow, and not covered by another element (the explanations' last line
 lay under the plots, the AdaGrad options' key and the t counter ran off the right edge,
-the fifth tab was off-screen at 1024 px). A screenshot of each is kept in pytest's
+the fifth tab was off-screen at 1024 px), nor wider than its own box (a slider's label
+ran over the next slider's at 1024 px: "segment length ↻: 200segment rank"). A screenshot of each is kept in pytest's
 temporary folder for a person to look at.
 """
 
@@ -34,6 +35,9 @@ PROBLEMS_JS = r"""() => {
       if (r.width === 0 || r.height === 0 || !visible(el)) continue;
       const text = el.textContent.trim().replace(/\s+/g, " ").slice(0, 70);
       if (r.right > W + 1 || r.left < -1) { out.push(`off-screen (right ${Math.round(r.right)} > ${W}): ${text}`); continue; }
+      if (getComputedStyle(el).display !== "inline" && el.scrollWidth > el.clientWidth + 1) {
+        out.push(`runs out of its box (${el.scrollWidth} > ${el.clientWidth} px) over what is beside it: ${text}`); continue;
+      }
       const root = el.getRootNode();
       const points = [[r.left + 3, r.bottom - 3], [r.right - 3, r.bottom - 3], [(r.left + r.right) / 2, (r.top + r.bottom) / 2]];
       const covered = points.map(([x, y]) => root.elementFromPoint(x, y)).find(hit => hit && !el.contains(hit) && !hit.contains(el));

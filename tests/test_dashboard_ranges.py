@@ -75,12 +75,15 @@ def test_at_rest_an_axis_from_zero_fits_the_data_closely():
 
 def test_bars_are_placed_on_their_exact_extent():
     """The spectrum's directions 1..15 went on [0, 20]: a tick at 0 and a quarter of the
-    axis empty. Bars' positions change only with their number, so their extent is exact."""
+    axis empty. Bars' positions change only with their number, so an axis that places
+    bars is the exact extent of what is on it (the spectrum's lines mark the same places)."""
     layout = {"xaxis": {}, "yaxis": {}}
     bars = [{"type": "bar", "x": np.arange(1, 16), "y": np.arange(15.0)}]
     assert axis_ranges(layout, bars, ["xaxis", "yaxis"])["xaxis"] == [0.5, 15.5]
-    line = {"type": "scatter", "x": [0.5, 30.0], "y": [1.0, 1.0]}  # with a line: rounded as usual
-    assert axis_ranges(layout, [*bars, line], ["xaxis", "yaxis"])["xaxis"] == [0.0, 35.0]
+    level = {"type": "scatter", "x": [0.5, 15.5], "y": [3.0, 3.0]}
+    exact = {"type": "scatter", "x": np.arange(1, 17), "y": np.arange(16.0)}
+    assert axis_ranges(layout, [*bars, level, exact], ["xaxis", "yaxis"])["xaxis"] == [0.5, 16.0]
+    assert axis_ranges(layout, [*bars, level], ["xaxis", "yaxis"])["yaxis"][0] == 0.0  # bars from zero
 
 
 @settings(max_examples=200, deadline=None)

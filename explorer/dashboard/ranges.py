@@ -11,8 +11,8 @@ plays (``growing``) an axis from zero ends at a rung of :data:`LADDER` instead: 
 rounding keeps a range the same for many updates, and in between the browser moves the
 curves without redrawing the axes (:class:`~.live.PlotlyView`). At rest the grid fits
 the data more closely (a rung can leave 40% of the axis empty: 300 rows on [0, 500]).
-The positions of bars (one unit wide) are their exact extent, which changes only when
-the number of bars does.
+An axis that places bars (one unit wide: a spectrum's directions) is the exact extent of
+what is drawn on it, which changes only when the number of bars does.
 
 The ranges depend on the data (and on whether it is growing) alone, not on what was
 drawn before: a figure opened from a shared link at row t has the axes of the sender's
@@ -151,14 +151,14 @@ def ranged_axes(layout: Mapping, traces: Sequence[Mapping]) -> list[str] | None:
 def axis_ranges(layout: Mapping, traces: Sequence[Mapping], axes: Sequence[str], *,
                 growing: bool = False) -> dict[str, list | None]:
     """The range of each of ``axes`` that fits every visible trace drawn on it
-    (:func:`nice_range`; None where there is nothing to show); an axis that only places
-    bars gets their exact extent. Axes that match another (``matches: "y"``) share the
+    (:func:`nice_range`; None where there is nothing to show); an axis that places bars
+    gets the exact extent of what is drawn on it. Axes that match another (``matches: "y"``) share the
     range of the group."""
     groups: dict[str, list[str]] = {}
     for key in axes:
         groups.setdefault(_group(layout, key), []).append(key)
-    # per group: lowest, highest, whether bars reach from zero on it, whether only bars are placed on it
-    extents = {group: [math.inf, -math.inf, False, True] for group in groups}
+    # per group: lowest, highest, whether bars reach from zero on it, whether bars are placed on it
+    extents = {group: [math.inf, -math.inf, False, False] for group in groups}
     for trace in traces:
         if trace.get("visible", True) is False:
             continue
@@ -176,9 +176,9 @@ def axis_ranges(layout: Mapping, traces: Sequence[Mapping], axes: Sequence[str],
             low, high = float(values.min()), float(values.max())
             if bar and (letter == "x") != horizontal:  # the bar's position: its width
                 low, high = low - BAR_HALF_WIDTH, high + BAR_HALF_WIDTH
-            else:
-                extent[3] = False
-                extent[2] = extent[2] or bar  # the bar's length, from zero
+                extent[3] = True
+            elif bar:  # the bar's length, from zero
+                extent[2] = True
             extent[0], extent[1] = min(extent[0], low), max(extent[1], high)
     ranges = {}
     for group, keys in groups.items():

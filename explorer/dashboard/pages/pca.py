@@ -179,12 +179,13 @@ class AdaptivePCAPage(Page):
                       "fixed_share": LivePlot(figures.fixed_share_figure(),
                                               height=HEIGHT + 60)}
         self.summary = pn.pane.Markdown("", margin=(0, 10))
-        knobs = row(
+        knobs = pn.FlexBox(
             _choice_slider(self, "eta_pca", ETA_CHOICES, "η: learning rate ⚡"),
             _choice_slider(self, "alpha", ALPHA_CHOICES, "α: fixed share ⚡"),
             _int_slider(self, "k", "k: rank of P_t ↻", end=10),
             _int_slider(self, "segment_length", "segment length ↻", step=10, end=1000),
-            _int_slider(self, "rank", "segment rank ↻", end=10))
+            _int_slider(self, "rank", "segment rank ↻", end=10),
+            flex_wrap="wrap", sizing_mode="stretch_width")
         paper = pn.widgets.Button(label="Paper's toy setting (η = 1, α = 10⁻⁵)")
         paper.on_click(lambda event: self.param.update(eta_pca=1.0, alpha=1e-5))
         theory = pn.widgets.Button(label="Theory setting (Theorem 1)", description="α = 1/(T(n−k)+1), η = ln(1 + √(2D/L)) with L the "
@@ -272,6 +273,13 @@ def _from_log10(values: np.ndarray) -> np.ndarray:
     return 10.0 ** np.maximum(finite(values), -300.0)
 
 
+SLIDER_WIDTH = 170
+"""Px: room for the longest label and its value ("segment length ↻: 1000"); the knobs wrap
+onto a second line when five do not fit (a FlexBox: a Row's children keep their minimum
+widths and push the page off-screen). Stretched, five sliders shared 1024 px and a label
+ran over the next one (issue 17)."""
+
+
 def _choice_slider(page: Page, name: str, choices, label: str) -> pn.widgets.DiscreteSlider:
     """A slider over ``choices`` (plus the current value), bound both ways to ``page.name``;
     it sets the parameter when released (``value_throttled``)."""
@@ -279,7 +287,7 @@ def _choice_slider(page: Page, name: str, choices, label: str) -> pn.widgets.Dis
         return sorted({*map(float, choices), float(value)})
     value = float(getattr(page, name))
     widget = pn.widgets.DiscreteSlider(label=label, options=options(value), value=value,
-                                       sizing_mode="stretch_width")
+                                       width=SLIDER_WIDTH)
     widget.param.watch(lambda event: setattr(page, name, event.new), "value_throttled")
     page.param.watch(lambda event: widget.param.update(options=options(event.new),
                                                        value=float(event.new)), name)
@@ -291,7 +299,7 @@ def _int_slider(page: Page, name: str, label: str, *, end: int, step: int = 1) -
     start = page.param[name].bounds[0]
     value = getattr(page, name)
     widget = pn.widgets.IntSlider(label=label, start=start, end=max(end, value), step=step, value=value,
-                                  sizing_mode="stretch_width")
+                                  width=SLIDER_WIDTH)
     widget.param.watch(lambda event: setattr(page, name, event.new), "value_throttled")
     page.param.watch(lambda event: widget.param.update(end=max(widget.end, event.new), value=event.new),
                      name)
