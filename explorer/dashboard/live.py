@@ -390,7 +390,12 @@ def plot_grid(*cells) -> pn.FlexBox:
 
 
 def row(*items, **params) -> pn.Row:
-    """A row of controls that wraps onto the next line instead of running off the page."""
+    """A row of controls that wraps onto the next line instead of running off the page.
+
+    Its children's fixed widths must fit one line: Panel makes a Row's minimum width the
+    sum of them (five 170 px sliders: 850 px, an explicit ``min_width`` is overridden), and
+    the page grows to it although the row wraps. Controls that need not fit go in a
+    wrapping ``pn.FlexBox`` (the PCA page's sliders)."""
     styles = {"flex-wrap": "wrap", **params.pop("styles", {})}
     return pn.Row(*items, styles=styles, **{"sizing_mode": "stretch_width", **params})
 

@@ -48,7 +48,7 @@ STEPS = 8
 RANGED_TYPES = frozenset({"scatter", "bar"})
 """Trace types whose extent is their x and y (and a bar's base at zero and width)."""
 LADDER = (1, 1.5, 2, 3, 5, 7.5)
-"""The round numbers an axis from zero ends at (times a power of ten)."""
+"""The round numbers an axis from zero ends at while the stream plays (times a power of ten)."""
 BAR_HALF_WIDTH = 0.5
 """A bar at x reaches x ± 0.5 (Plotly gives each bar one unit of x when bars are 1 apart)."""
 
@@ -104,7 +104,7 @@ def _nice_range(low: float, high: float, *, log: bool, include_zero: bool,
 def _rung(value: float) -> float:
     """The smallest of 1, 1.5, 2, 3, 5 and 7.5 times a power of ten that is at least ``value``
     (> 0): six rungs a decade, so a growing curve changes its axis six times a decade and
-    leaves at most a third of it empty."""
+    leaves at most 40% of it empty (just past 3, the axis ends at 5)."""
     power = 10.0 ** math.floor(math.log10(value))
     for factor in LADDER:
         if factor * power >= value:

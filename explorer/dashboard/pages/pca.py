@@ -275,9 +275,10 @@ def _from_log10(values: np.ndarray) -> np.ndarray:
 
 SLIDER_WIDTH = 170
 """Px: room for the longest label and its value ("segment length ↻: 1000"); the knobs wrap
-onto a second line when five do not fit (a FlexBox: a Row's children keep their minimum
-widths and push the page off-screen). Stretched, five sliders shared 1024 px and a label
-ran over the next one (issue 17)."""
+onto a second line when five do not fit (a FlexBox: Panel gives a Row the sum of its
+children's fixed widths as its minimum, which pushed the page off-screen; see
+:func:`~..live.row`). Stretched, five sliders shared 1024 px and a label ran over the
+next one (issue 17)."""
 
 
 def _choice_slider(page: Page, name: str, choices, label: str) -> pn.widgets.DiscreteSlider:
