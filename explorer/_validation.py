@@ -3,6 +3,10 @@
 Each check raises ``ValueError`` naming the parameter, the value it got and what is
 allowed, and returns the cleaned value; callers check everything *before* touching
 their state, so a rejected input leaves the algorithm exactly as it was.
+
+The row and matrix checks (:func:`as_row`, :func:`as_rows`, :func:`as_matrix`) are also
+where data enter the package, so they apply :func:`explorer.perturb.perturb` (a no-op
+unless ``EXPLORER_PERTURB`` is set).
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import numbers
 
 import numpy as np
 from scipy.linalg.blas import ddot as _ddot
+
+from .perturb import perturb
 
 
 def check_int(name: str, value, *, minimum: int) -> int:
@@ -81,7 +87,7 @@ def as_row(x, d: int, name: str = "x") -> np.ndarray:
         raise ValueError(f"{name} must be a vector of length d = {d}, got shape {x.shape}")
     if not np.isfinite(x).all():
         raise ValueError(f"{name} contains NaN or inf; only finite values are allowed")
-    return x
+    return perturb(x)
 
 
 def as_rows(X, d: int, name: str = "X") -> np.ndarray:
@@ -92,7 +98,7 @@ def as_rows(X, d: int, name: str = "X") -> np.ndarray:
     if X.ndim != 2 or X.shape[1] != d:
         raise ValueError(f"{name} must be a matrix with d = {d} columns, got shape {X.shape}")
     _check_finite_rows(X, name)
-    return X
+    return perturb(X)
 
 
 def as_labeled_rows(X, y, d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -114,7 +120,7 @@ def as_matrix(X, name: str = "X") -> np.ndarray:
     if X.ndim != 2 or X.shape[1] == 0:
         raise ValueError(f"{name} must be a 2-D matrix (n rows, d >= 1 columns), got shape {X.shape}")
     _check_finite_rows(X, name)
-    return X
+    return perturb(X)
 
 
 def _check_finite_rows(X: np.ndarray, name: str) -> None:

@@ -16,6 +16,8 @@ import os
 
 import numpy as np
 
+from .perturb import perturb
+
 __all__ = ["package_data_path", "adult", "mnist", "mnist_pair"]
 
 ADULT_COLUMNS = ("age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
@@ -56,7 +58,8 @@ def adult() -> tuple[np.ndarray, np.ndarray]:
     >>> X.shape, sorted(set(X.sum(axis=1).tolist())), int((y > 0).sum())
     ((32561, 124), [14.0], 7841)
     """
-    return tuple(array.copy() for array in _adult())
+    X, y = _adult()
+    return perturb(X.copy()), y.copy()
 
 
 @functools.lru_cache(maxsize=1)
@@ -89,7 +92,7 @@ def mnist(*, normalize: bool = True) -> tuple[np.ndarray, np.ndarray]:
     ((5000, 784), 1.0, True)
     """
     X, y = _mnist()
-    return (X / 255.0 if normalize else X.copy()), y.copy()
+    return perturb(X / 255.0 if normalize else X.copy()), y.copy()
 
 
 @functools.lru_cache(maxsize=1)

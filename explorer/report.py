@@ -1,19 +1,120 @@
-"""Printing the numbers a lesson checks: stable digits only (docs/architecture.md).
+"""Printing the numbers a lesson checks: stable digits and decided comparisons only.
 
 A lesson's checked output must be the same on every CPU and BLAS kernel, so it prints
 facts (orderings, bounds) and values rounded to a few significant digits, never the
-last bits that move with the summation order.
+last bits that move with the summation order. Two things can still flip with the last
+bit, and both are refused here at authoring time rather than printed:
+
+- a rounded value within rounding noise of a rounding edge (``0.12345`` to four digits
+  prints ``0.1234`` or ``0.1235`` depending on the kernel): :func:`sig` and
+  :func:`rounded` raise :class:`Undecided` when the value lies within ``guard`` of an edge;
+- a comparison whose two sides are within rounding noise of each other:
+  :func:`decide` returns the truth of ``a < b`` (or ``>``, ``<=``, ``>=``) only when
+  ``|a - b|`` exceeds the stated ``margin``, and raises :class:`Undecided` otherwise.
+
+``make test`` runs every notebook under ``EXPLORER_PERTURB`` (``explorer.perturb``), which
+moves every input by about 1e-13; a value or comparison that a run amplifies past its
+margin then changes and fails there, on any machine.
 
 >>> sig(0.123456), sig(123456.7, 3), sig(-2.5e-7, 2)
 (0.1235, 123000.0, -2.5e-07)
+>>> decide(0.52, "<", 0.533, margin=0.005)
+True
+>>> decide(0.5, "<", 0.5 + 1e-15, margin=1e-9)
+Traceback (most recent call last):
+...
+explorer.report.Undecided: 0.5 < 0.50... is within the margin 1e-09 ...
+>>> rounded(29.14, 1, guard=0.01)
+29.1
 """
 
 from __future__ import annotations
 
-__all__ = ["sig"]
+import math
+import operator
+
+__all__ = ["Undecided", "decide", "rounded", "sig"]
+
+RELATIVE_GUARD = 1e-9
+"""The least distance from a rounding edge, relative to the value, that :func:`sig` and
+:func:`rounded` require by default: far above last-bit noise (1e-16), far below any
+difference a lesson talks about."""
+
+_OPERATORS = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operator.ge}
 
 
-def sig(x, digits: int = 4) -> float:
+class Undecided(ValueError):
+    """A checked output that could print differently on another machine: a comparison
+    within its margin or a value within its guard of a rounding edge."""
+
+
+def decide(a, op: str, b, *, margin: float) -> bool:
+    """The truth of ``a op b`` (``op`` one of ``<``, ``>``, ``<=``, ``>=``), only when the
+    two sides differ by more than ``margin`` (so that no last-bit change can flip it).
+
+    Parameters
+    ----------
+    a, b: the two numbers.
+    op: the comparison.
+    margin: the least ``|a - b|`` for which the answer is a fact (> 0, in the units of
+        ``a`` and ``b``). State what the text needs: "clearly lower" means a margin the
+        reader would call clear, not one just above rounding.
+
+    Raises :class:`Undecided` when ``|a - b| <= margin``: print something stable instead
+    (the fact that they are close, or the values rounded).
+    """
+    if op not in _OPERATORS:
+        raise ValueError(f"op must be one of {', '.join(_OPERATORS)}, got {op!r}")
+    a, b, margin = float(a), float(b), float(margin)
+    if not margin > 0 or not math.isfinite(margin):
+        raise ValueError(f"margin must be a finite number > 0, got {margin}")
+    if not (math.isfinite(a) and math.isfinite(b)):
+        raise Undecided(f"{a!r} {op} {b!r}: a side is not finite")
+    if abs(a - b) <= margin:
+        raise Undecided(f"{a!r} {op} {b!r} is within the margin {margin!r} (they differ by "
+                        f"{abs(a - b):.3g}): print that they are close, not which is {op}")
+    return bool(_OPERATORS[op](a, b))
+
+
+def _check_edge(x: float, step: float, guard: float | None, shown: str) -> None:
+    """Raise :class:`Undecided` if ``x`` lies within ``guard`` of a rounding edge
+    ``(k + 1/2) step``."""
+    guard = RELATIVE_GUARD * abs(x) if guard is None else float(guard)
+    if guard < 0 or not math.isfinite(guard):
+        raise ValueError(f"guard must be a finite number >= 0, got {guard}")
+    distance = abs(abs(x) / step - math.floor(abs(x) / step) - 0.5) * step
+    if distance <= guard:
+        raise Undecided(f"{x!r} lies {distance:.3g} from a rounding edge of {shown}, within "
+                        f"the guard {guard:.3g}: another machine may print the other side; "
+                        "print fewer digits or a bound")
+
+
+def sig(x, digits: int = 4, *, guard: float | None = None) -> float:
     """``x`` rounded to ``digits`` significant digits, as a float (for printing stable key
-    numbers in checked notebook cells)."""
-    return float(f"{float(x):.{digits}g}")
+    numbers in checked notebook cells).
+
+    ``guard``: the least distance from a rounding edge (in the units of ``x``) at which the
+    rounding is trusted; by default ``1e-9 |x|``. Closer, :class:`Undecided` is raised.
+    """
+    x = float(x)
+    if x == 0.0 or not math.isfinite(x):
+        return x
+    step = 10.0 ** (math.floor(math.log10(abs(x))) - digits + 1)
+    _check_edge(x, step, guard, f"{digits} significant digits")
+    return float(f"{x:.{digits}g}")
+
+
+def rounded(x, decimals: int = 0, *, guard: float | None = None) -> float:
+    """``x`` rounded to ``decimals`` decimal places, refused within ``guard`` of a rounding
+    edge (by default ``1e-9 |x|``), as :func:`sig` does for significant digits.
+
+    >>> rounded(0.25, 1)
+    Traceback (most recent call last):
+    ...
+    explorer.report.Undecided: 0.25 lies 0 from a rounding edge of 1 decimals, ...
+    """
+    x = float(x)
+    if not math.isfinite(x):
+        return x
+    _check_edge(x, 10.0 ** -decimals, guard, f"{decimals} decimals")
+    return round(x, decimals)

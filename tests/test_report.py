@@ -1,0 +1,53 @@
+"""explorer.report: what a checked cell prints is decided or refused, never a coin flip."""
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from explorer.report import Undecided, decide, rounded, sig
+
+finite = st.floats(min_value=-1e12, max_value=1e12, allow_nan=False)
+
+
+@given(finite, finite, st.floats(min_value=1e-12, max_value=1e3))
+def test_decide_answers_only_outside_its_margin(a, b, margin):
+    if abs(a - b) <= margin:
+        with pytest.raises(Undecided):
+            decide(a, "<", b, margin=margin)
+    else:
+        assert decide(a, "<", b, margin=margin) == (a < b)
+        assert decide(a, ">=", b, margin=margin) == (a >= b)
+        # No change smaller than the margin's slack can flip the answer.
+        slack = (abs(a - b) - margin) / 2
+        assert decide(a + slack, "<", b, margin=margin / 2 if margin > 1e-300 else margin) == (a < b)
+
+
+@given(st.floats(min_value=1e-6, max_value=1e9), st.integers(1, 8))
+def test_sig_prints_the_same_digits_for_anything_within_its_guard(x, digits):
+    guard = 1e-6 * x
+    try:
+        shown = sig(x, digits, guard=guard)
+    except Undecided:
+        # Refused: a rounding edge lies within the guard.
+        step = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+        edge = (math.floor(x / step - 0.5) + 0.5) * step
+        assert min(abs(x - edge), abs(x - edge - step)) <= guard * (1 + 1e-9) + 1e-12 * step
+        return
+    for moved in (x - guard / 2, x + guard / 2):
+        assert sig(moved, digits, guard=0.0) == shown
+
+
+def test_values_on_an_edge_are_refused_and_bad_arguments_say_what_is_allowed():
+    with pytest.raises(Undecided, match="rounding edge"):
+        sig(0.12345, 4, guard=1e-6)
+    with pytest.raises(Undecided):
+        rounded(29.15, 1, guard=0.001)
+    assert rounded(29.14, 1, guard=0.001) == 29.1
+    with pytest.raises(ValueError, match="op must be one of"):
+        decide(1, "==", 2, margin=0.1)
+    with pytest.raises(ValueError, match="margin must be"):
+        decide(1, "<", 2, margin=0)
+    with pytest.raises(Undecided, match="not finite"):
+        decide(float("nan"), "<", 2, margin=0.1)
