@@ -20,7 +20,8 @@ from explorer.streams import load_stream
 X = load_stream("low rank + noise", n=60, d=8, seed=0)
 sk = FrequentDirections(8, 4)
 sk.extend(np.random.default_rng(1).standard_normal((30, 8)))
-print(json.dumps({"X": X[:3].tolist(), "B": sk.sketch.tolist()}))
+# The rows of B are singular vectors, defined up to sign: compare B^T B.
+print(json.dumps({"X": X[:3].tolist(), "B": sk.gram().tolist()}))
 """
 
 
