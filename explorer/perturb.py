@@ -54,15 +54,24 @@ def _seed_from_environment() -> int | None:
 SEED: int | None = _seed_from_environment()
 """The seed in force for this process (``None``: no perturbation)."""
 
-_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 def _splitmix64(z: np.ndarray) -> np.ndarray:
-    """SplitMix64's finalizer on uint64 words (a bijective mixing of every bit)."""
-    z = z + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+    """SplitMix64's finalizer on uint64 words (a bijective mixing of every bit), in place."""
+    z += np.uint64(0x9E3779B97F4A7C15)
+    z ^= z >> np.uint64(30)
+    z *= np.uint64(0xBF58476D1CE4E5B9)
+    z ^= z >> np.uint64(27)
+    z *= np.uint64(0x94D049BB133111EB)
+    z ^= z >> np.uint64(31)
+    return z
+
+
+def _key(seed: int) -> np.uint64:
+    return _splitmix64(np.array([seed & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64))[0]
+
+
+_KEY = None if SEED is None else _key(SEED)
 
 
 def perturb_with(array: np.ndarray, seed: int | None) -> np.ndarray:
@@ -76,16 +85,17 @@ def perturb_with(array: np.ndarray, seed: int | None) -> np.ndarray:
         return array
     if array.size == 0:
         return array
-    bits = np.ascontiguousarray(array).view(np.uint64)
-    key = _splitmix64(np.array([seed & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64))[0]
-    with np.errstate(over="ignore"):
-        mixed = _splitmix64(bits ^ key) & _MASK
-    u = (mixed >> np.uint64(11)).astype(np.float64) * (2.0 ** -52) - 1.0
+    key = _KEY if seed == SEED else _key(seed)
+    mixed = np.ascontiguousarray(array).view(np.uint64) ^ key  # a new array
+    _splitmix64(mixed)
+    u = (mixed >> np.uint64(11)).astype(np.float64)
+    u *= RELATIVE * 2.0 ** -52
+    u += 1.0 - RELATIVE
     with np.errstate(over="ignore", invalid="ignore"):
-        out = array * (1.0 + RELATIVE * u)
+        out = (array * u).reshape(array.shape)
     # An entry that the factor would push out of the finite range keeps its value.
-    overflow = ~np.isfinite(out) & np.isfinite(array)
-    if overflow.any():
+    if not np.isfinite(out).all():
+        overflow = ~np.isfinite(out) & np.isfinite(array)
         out[overflow] = array[overflow]
     return out
 
