@@ -21,6 +21,12 @@ The lessons and benchmarks live in the source repository next to the package, so
 two subcommands need a checkout (``make lab`` sets one up); an installed wheel alone has
 neither folder and says so.
 
+Bad input (arguments, a file that cannot be read, an ``--out`` that cannot be written, any
+``OSError``, running out of memory) ends the command with exit status 2 and one line on
+stderr, ``explorer <command>: error: <what was wrong>``, with the user's text shown as data
+(control characters escaped, very long words shortened); ``--debug`` (before or after the
+subcommand) shows the traceback instead. Ctrl-C exits with status 130.
+
 Each subcommand is one ``_add_<name>`` function that registers its parser and the function
 that runs it; :func:`build_parser` calls every function in ``_SUBCOMMANDS``.
 
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -118,10 +125,9 @@ def _port(text: str) -> int:
 def _lab(args: argparse.Namespace) -> int:
     notebook_dir = Path(args.notebook_dir)
     if not notebook_dir.is_dir():
-        sys.exit(
-            f"explorer lab: no folder at {notebook_dir}.\n"
-            "The lessons ship with the source repository, not with an installed package: "
-            "clone the repository and run `make lab` in it (or pass --notebook-dir DIR)."
+        raise ValueError(
+            f"no folder at {notebook_dir}. The lessons ship with the source repository, not with an "
+            "installed package: clone the repository and run `make lab` in it (or pass --notebook-dir DIR)"
         )
     start_in = LESSONS_DIR.name if (notebook_dir / LESSONS_DIR.name).is_dir() else None
     command = lab_command(
@@ -148,10 +154,8 @@ def _add_lab(subparsers) -> None:  # what ArgumentParser.add_subparsers() return
 
 def _bench(args: argparse.Namespace) -> int:
     if not BENCHMARKS_SCRIPT.is_file():
-        sys.exit(
-            f"explorer bench: no benchmark script at {BENCHMARKS_SCRIPT}.\n"
-            "The benchmarks ship with the source repository: run this from a checkout."
-        )
+        raise ValueError(f"no benchmark script at {BENCHMARKS_SCRIPT}. The benchmarks ship with the "
+                         "source repository: run this from a checkout")
     return _run_until_done([sys.executable, str(BENCHMARKS_SCRIPT), *args.script_args], cwd=REPO_ROOT)
 
 
@@ -196,38 +200,78 @@ def _add_serve(subparsers) -> None:  # what ArgumentParser.add_subparsers() retu
 def _sketch(args: argparse.Namespace) -> int:
     import dask  # Dask loads only for this subcommand
 
+    from .atomic import write_atomic
     from .distributed import certified_bounds, open_rows, sketch_array
 
     out = Path(args.out) if args.out else None
-    if out is not None and out.exists() and not args.force:
-        return _refuse(f"{out} exists; pass --force to overwrite it")
-    if out is not None and not out.parent.is_dir():
-        return _refuse(f"no folder {out.parent} to write {out.name} in")
+    if out is not None:
+        _check_out(out, force=args.force)
     progress = sys.stdout.isatty() if args.progress is None else args.progress
     kind = "rfd" if args.rfd else "fd"
-    try:
-        X = open_rows(args.data, key=args.key, chunk_rows=args.chunk_rows)
-        chunks = len(X.chunks[0])
-        print(f"{args.data}: {X.shape[0]:,} rows x {X.shape[1]:,} columns of {X.dtype}, "
-              f"{chunks} chunk{'s' * (chunks > 1)} of up to {max(X.chunks[0]):,} rows", flush=True)
-        with dask.config.set(scheduler="threads", num_workers=args.workers):
-            sketch = sketch_array(X, args.m, kind=kind, fast=not args.exact, split_every=args.split_every,
-                                  alpha0=args.alpha0, progress=progress)
-    except ValueError as error:
-        return _refuse(str(error))
+    X = open_rows(args.data, key=args.key, chunk_rows=args.chunk_rows)
+    chunks = len(X.chunks[0])
+    print(f"{_printable(args.data)}: {X.shape[0]:,} rows x {X.shape[1]:,} columns of {X.dtype}, "
+          f"{chunks} chunk{'s' * (chunks > 1)} of up to {max(X.chunks[0]):,} rows", flush=True)
+    _check_m(args.m, *X.shape)
+    with dask.config.set(scheduler="threads", num_workers=args.workers):
+        sketch = sketch_array(X, args.m, kind=kind, fast=not args.exact, split_every=args.split_every,
+                              alpha0=args.alpha0, progress=progress)
     print(f"{'Robust FD' if args.rfd else 'FD'}, m = {args.m} ({'exact' if args.exact else 'fast'}), "
           f"merged {args.split_every} at a time on {args.workers or os.cpu_count()} threads")
     print(_sketch_report(sketch, certified_bounds(sketch), top=args.top))
     if out is not None:
-        out.write_bytes(sketch.to_bytes())
-        print(f"saved to {out} (read it back with explorer.sketch.from_bytes(Path({str(out)!r}).read_bytes()))")
+        try:
+            write_atomic(out, sketch.to_bytes(), overwrite=args.force)
+        except OSError as error:
+            raise OSError(error.errno, f"cannot write {out}: {_os_reason(error)}") from error
+        print(f"saved to {_printable(str(out))} (read it back with "
+              f"explorer.sketch.from_bytes(Path({str(out)!r}).read_bytes()))")
     return 0
 
 
-def _refuse(message: str) -> int:
-    """One line on stderr, exit status 2 (a usage error): no traceback for bad input."""
-    print(f"explorer sketch: error: {' '.join(message.split())}", file=sys.stderr)
-    return 2
+def _check_out(out: Path, *, force: bool) -> None:
+    """Refuse, before any sketching, an ``--out`` the atomic write would refuse or fail on:
+    a symbolic link (dangling or not, even with ``--force``: the file would land where the
+    link points), a folder or other non-regular file, an existing file without ``--force``,
+    a missing folder, a folder this user may not write in, or a name the file system cannot
+    hold (``OSError``, e.g. a name over 255 bytes)."""
+    try:
+        if out.is_symlink():
+            raise ValueError(f"{out} is a symbolic link; --out never writes through a link, even with "
+                             "--force: name the file itself")
+        if out.exists():
+            if out.is_dir():
+                raise ValueError(f"{out} is a folder; --out names the file to write")
+            if not out.is_file():
+                raise ValueError(f"{out} is not a regular file; --out writes only regular files")
+            if not force:
+                raise ValueError(f"{out} exists; pass --force to overwrite it")
+        if not out.parent.is_dir():
+            raise ValueError(f"no folder {out.parent} to write {out.name} in")
+    except OSError as error:
+        raise OSError(error.errno, f"cannot write {out}: {_os_reason(error)}") from error
+    if not os.access(out.parent, os.W_OK | os.X_OK):
+        raise OSError(13, f"cannot write {out}: no permission to create files in {out.parent}")
+
+
+def _check_m(m: int, n: int, d: int) -> None:
+    """Refuse an ``m`` larger than ``n`` rows x ``d`` columns can use, before anything is
+    allocated: with ``m = min(n, d + 1)`` (at least 2) FD keeps every row exactly (no row
+    is ever shrunk once ``m >= n``; the shrink ``sigma_m^2`` is 0 once ``m > d``), so a
+    larger ``m`` only makes each sketch bigger (a ``2m x d`` buffer) and the saved file
+    with it. Bounded this way, a sketch holds at most twice the data's numbers.
+
+    >>> _check_m(21, 290, 20)
+    >>> _check_m(10**6, 290, 20)
+    Traceback (most recent call last):
+    ...
+    ValueError: m = 1000000 is more than 290 rows x 20 columns can use: ... allowed: 2 <= m <= 21
+    """
+    limit = max(2, min(n, d + 1))
+    if m > limit:
+        raise ValueError(f"m = {m} is more than {n:,} rows x {d:,} columns can use: m = min(n, d + 1) "
+                         f"= {limit} already sketches them exactly (delta = 0) and a larger m only makes "
+                         f"the sketch bigger (2m x d numbers); allowed: 2 <= m <= {limit}")
 
 
 def _sketch_report(sketch, bounds: dict, *, top: int) -> str:
@@ -269,11 +313,14 @@ def _add_sketch(subparsers) -> None:  # what ArgumentParser.add_subparsers() ret
         "certified spectral error: ||A^T A - B^T B||_2 <= Delta) and the FD guarantee's bound "
         "min_k ||A - A_k||_F^2 / (m - k), which needs A's spectrum: printed is the upper estimate "
         "min_k (||A||_F^2 - sum_{i<=k} sigma_i(B)^2) / (m - k), which the sketch certifies "
-        "(sigma_i(A) >= sigma_i(B)). Bad input: one line on stderr, exit status 2.",
+        "(sigma_i(A) >= sigma_i(B)). --out is written atomically (a temporary file, then a rename): "
+        "a failed write leaves what was there. Bad input: one line on stderr, exit status 2.",
     )
     parser.add_argument("data", metavar="DATA",
                         help="a .npy (memory-mapped), .npz, zarr store (needs zarr) or .parquet (needs pyarrow)")
-    parser.add_argument("--m", type=int, required=True, help="sketch size m (rows of B; >= 2)")
+    parser.add_argument("--m", type=int, required=True,
+                        help="sketch size m (rows of B): 2 <= m <= min(rows, columns + 1), "
+                             "where the sketch is already exact")
     parser.add_argument("--rfd", action="store_true", help="Robust Frequent Directions instead of FD")
     parser.add_argument("--alpha0", type=float, default=0.0, help="Robust FD's starting alpha (default: 0)")
     parser.add_argument("--exact", action="store_true",
@@ -288,7 +335,9 @@ def _add_sketch(subparsers) -> None:  # what ArgumentParser.add_subparsers() ret
     parser.add_argument("--top", type=_positive, default=5, help="singular values to print (default: %(default)s)")
     parser.add_argument("--out", default=None, metavar="FILE",
                         help="save the sketch here (to_bytes: an npz archive; default: not saved)")
-    parser.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    parser.add_argument("--force", action="store_true",
+                        help="replace --out if it exists (only once the new sketch is written whole; "
+                             "never through a symbolic link)")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show a progress bar (default: when the output is a terminal)")
     parser.set_defaults(run=_sketch)
@@ -297,15 +346,78 @@ def _add_sketch(subparsers) -> None:  # what ArgumentParser.add_subparsers() ret
 _SUBCOMMANDS = (_add_serve, _add_lab, _add_bench, _add_sketch)
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line on stderr and exit status 2 (its
+    subcommands' parsers are of the same class)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {_printable(message)} ({self.prog} --help shows the usage)\n")
+
+
+_DEBUG_HELP = "show the traceback of an error (default: one line on stderr)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """Return the ``explorer`` argument parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    """Return the ``explorer`` argument parser with every subcommand registered.
+
+    Its errors are one line (``explorer sketch: error: the following arguments are
+    required: --m ...``) with exit status 2; ``--debug`` goes before or after the
+    subcommand.
+
+    >>> build_parser().parse_args(["sketch", "rows.npy", "--m", "5", "--debug"]).debug
+    True
+    """
+    parser = _OneLineParser(
         prog="explorer", description="Sketch Explorer: lessons and tools for sketched online learning."
     )
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in _SUBCOMMANDS:
         add(subparsers)
+    for subparser in subparsers.choices.values():
+        subparser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     return parser
+
+
+def _printable(text: str, longest: int = 120) -> str:
+    r"""``text`` on one line, as data: line breaks become spaces, other control characters
+    are escaped (``\x1b``), and a word longer than ``longest`` is shortened (its length
+    said), so a file name cannot draw on the terminal or bury the message.
+
+    >>> print(_printable("bad\nname\x1b[31m.npy"))
+    bad name\x1b[31m.npy
+    >>> _printable("x" * 300, longest=20)
+    'xxxxxxxxxxx...xxx (300 characters)'
+    """
+    text = re.sub(r"\s*[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]\s*", " ", str(text)).strip()
+    text = "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+    keep = max(longest - 6, 2)
+    return re.sub(r"\S{%d,}" % (longest + 1),
+                  lambda word: f"{word[0][:keep - 3]}...{word[0][-3:]} ({len(word[0])} characters)", text)
+
+
+def _os_reason(error: OSError) -> str:
+    """What went wrong in an ``OSError``, without its ``[Errno N]`` prefix."""
+    if error.strerror and error.filename is not None:
+        names = [str(error.filename)] + ([str(error.filename2)] if error.filename2 is not None else [])
+        return f"{' -> '.join(names)}: {error.strerror}"
+    return error.strerror or str(error) or type(error).__name__
+
+
+def _report_error(command: str, error: BaseException) -> int:
+    """Print ``error`` as the one stderr line of ``explorer <command>``; return the exit status."""
+    code = 2
+    if isinstance(error, KeyboardInterrupt):
+        text, code = "interrupted", 130
+    elif isinstance(error, MemoryError):
+        text = (f"out of memory ({error or 'a large allocation failed'}); the input declares more than "
+                "this machine can hold (a smaller --m or --chunk-rows needs less)")
+    elif isinstance(error, OSError):
+        text = _os_reason(error)
+    else:
+        text = str(error) or type(error).__name__
+    print(f"explorer {command}: error: {_printable(text)}", file=sys.stderr, flush=True)
+    return code
 
 
 def _one_blas_thread_by_default() -> None:
@@ -325,10 +437,38 @@ def _one_blas_thread_by_default() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the ``explorer`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    """Run the ``explorer`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit code.
+
+    An argument error exits (``SystemExit(2)``) after one line on stderr. Any ``ValueError``
+    (bad input), ``OSError`` or ``MemoryError`` while the subcommand runs becomes one line
+    on stderr and exit status 2, Ctrl-C status 130; with ``--debug`` they propagate (the
+    traceback). When the reader of stdout goes away (``explorer sketch ... | head``), the
+    command stops quietly with status 1.
+    """
     args = build_parser().parse_args(argv)
     _one_blas_thread_by_default()
-    return args.run(args)
+    try:
+        code = args.run(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return code
+    except BrokenPipeError:
+        if args.debug:
+            raise
+        _silence_stdout()
+        return 1
+    except (ValueError, OSError, MemoryError, KeyboardInterrupt) as error:
+        if args.debug:
+            raise
+        return _report_error(args.command, error)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's last flush after a broken pipe
+    does not print a second error (the recipe of Python's ``signal`` documentation)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor (captured output): nothing to silence
+        pass
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import zipfile
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -81,13 +82,12 @@ def test_lab_command_allows_root_only_when_asked(tmp_path):
     assert "--allow-root" in cli.lab_command(tmp_path, allow_root=True)
 
 
-def test_lab_without_its_folder_says_why(tmp_path, monkeypatch):
+def test_lab_without_its_folder_says_why(tmp_path, monkeypatch, capsys):
     missing = tmp_path / "checkout"
     monkeypatch.setattr(cli, "REPO_ROOT", missing)
     monkeypatch.setattr(cli, "_run_until_done", lambda *a, **k: pytest.fail("must not start JupyterLab"))
-    with pytest.raises(SystemExit) as exit_info:
-        cli.main(["lab", "--no-browser"])
-    message = str(exit_info.value.code)
+    assert cli.main(["lab", "--no-browser", "--notebook-dir", str(missing)]) == 2
+    message = capsys.readouterr().err
     assert str(missing) in message
     assert "make lab" in message
 
@@ -103,11 +103,10 @@ def test_lab_runs_jupyterlab_on_the_repository(tmp_path, monkeypatch):
                                       allow_root=cli._running_as_root())
 
 
-def test_bench_without_script_says_why(tmp_path, monkeypatch):
+def test_bench_without_script_says_why(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(cli, "BENCHMARKS_SCRIPT", tmp_path / "benchmarks" / "run_all.py")
-    with pytest.raises(SystemExit) as exit_info:
-        cli.main(["bench"])
-    assert "no benchmark script" in str(exit_info.value.code)
+    assert cli.main(["bench"]) == 2
+    assert "no benchmark script" in capsys.readouterr().err
 
 
 def test_bench_runs_the_script_from_the_repository_root(tmp_path, monkeypatch):
@@ -320,3 +319,230 @@ def test_sketch_command_shows_no_traceback(tmp_path):
 def test_sketch_progress_follows_the_terminal_by_default():
     args = cli.build_parser().parse_args(["sketch", "data.npy", "--m", "5"])
     assert args.progress is None and args.workers is None and args.split_every == 8 and not args.rfd
+
+
+# -- the error discipline: exit status 2 and one line on stderr --------------------------
+def _one_line(err: str, prefix: str = "explorer sketch: error: ") -> str:
+    """The single stderr line, checked: the prefix, one newline, no traceback."""
+    assert err.startswith(prefix), err
+    assert err.count("\n") == 1 and err.endswith("\n"), err
+    assert "Traceback" not in err
+    return err
+
+
+def _lying_npz(path: Path) -> None:
+    """An .npz whose only member declares 10^8 x 100 float64 (80 GB) and holds 800 bytes."""
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (100000000, 100), }".ljust(117) + "\n"
+    member = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + bytes(800)
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("rows.npy", member)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("case", ["garbage", pytest.param("zip-garbage", marks=pytest.mark.xfail(
+    raises=zipfile.BadZipFile, reason="open_rows lets zipfile.BadZipFile through (its reader, not the CLI)")),
+                                  "lying", "huge-m", "out-dir-force",
+                                  "out-unwritable", "out-name-too-long", "out-in-a-file"])
+def test_sketch_bad_input_is_one_line_and_exit_2(tmp_path, capsys, case):
+    data, out, extra = tmp_path / "rows.npy", None, []
+    np.save(data, np.ones((30, 4)))
+    if case == "garbage":
+        data = tmp_path / "garbage.npz"
+        data.write_bytes(b"hello world" * 10)
+    elif case == "zip-garbage":
+        data = tmp_path / "garbage.npz"
+        data.write_bytes(b"PK\x03\x04" + bytes(100))
+    elif case == "lying":
+        data = tmp_path / "lying.npz"
+        _lying_npz(data)
+    elif case == "huge-m":
+        extra = ["--m", str(10**7)]
+    elif case == "out-dir-force":
+        out, extra = tmp_path / "folder", ["--force"]
+        out.mkdir()
+    elif case == "out-unwritable":
+        out = Path("/proc") / "explorer-test-sketch.npz"  # no file can be created there, not even by root
+    elif case == "out-name-too-long":
+        out = tmp_path / ("s" * 300 + ".npz")
+    elif case == "out-in-a-file":
+        out = data / "sketch.npz"
+    if out is not None:
+        extra += ["--out", str(out)]
+    if "--m" not in extra:
+        extra += ["--m", "3"]
+    assert cli.main(["sketch", str(data), "--no-progress", *extra]) == 2
+    _one_line(capsys.readouterr().err)
+    assert {p.name for p in tmp_path.iterdir()} <= {"rows.npy", "garbage.npz", "lying.npz", "folder"}
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes in read-only folders")
+def test_sketch_refuses_an_unwritable_folder_before_sketching(rows_npy, tmp_path, capsys, monkeypatch):
+    path, _ = rows_npy
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    folder.chmod(0o500)
+    monkeypatch.setattr("explorer.distributed.sketch_array", lambda *a, **k: pytest.fail("must refuse first"))
+    try:
+        assert cli.main(["sketch", str(path), "--m", "3", "--out", str(folder / "sk.npz")]) == 2
+    finally:
+        folder.chmod(0o700)
+    assert "cannot write" in _one_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("force", [False, True])
+@pytest.mark.parametrize("dangling", [False, True])
+def test_sketch_never_writes_through_a_symlink(rows_npy, tmp_path, capsys, force, dangling):
+    path, _ = rows_npy
+    target = tmp_path / "elsewhere.npz"
+    if not dangling:
+        target.write_bytes(b"keep me")
+    link = tmp_path / "sketch.npz"
+    link.symlink_to(target)
+    assert cli.main(["sketch", str(path), "--m", "3", "--out", str(link), *(["--force"] if force else [])]) == 2
+    assert "symbolic link" in _one_line(capsys.readouterr().err)
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_bytes() == b"keep me" if not dangling else not target.exists()
+
+
+_FSIZE_LIMITED = """
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512))
+from explorer.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE is POSIX")
+@pytest.mark.parametrize("old", [True, False])
+def test_sketch_failed_write_keeps_the_old_file_and_leaves_no_truncated_one(rows_npy, tmp_path, old):
+    """A write that fails half way (a full disk, here a 512-byte file size limit) leaves
+    the good sketch that was there bit for bit, and no partial file under any name."""
+    path, _ = rows_npy
+    out = tmp_path / "sketch.npz"
+    if old:
+        assert cli.main(["sketch", str(path), "--m", "2", "--out", str(out), "--no-progress"]) == 0
+        good = out.read_bytes()
+    before = sorted(tmp_path.iterdir())
+    result = subprocess.run([sys.executable, "-c", _FSIZE_LIMITED, "sketch", str(path), "--m", "6", "--out",
+                             str(out), "--no-progress", *(["--force"] if old else [])],
+                            capture_output=True, text=True, timeout=240)
+    assert result.returncode == 2, result.stderr
+    assert f"cannot write {out}" in _one_line(result.stderr)
+    assert sorted(tmp_path.iterdir()) == before  # no temporary file left, no truncated sketch
+    if old:
+        assert out.read_bytes() == good
+    else:
+        assert not out.exists()
+
+
+def test_sketch_force_replaces_a_sketch_with_a_complete_one(rows_npy, tmp_path):
+    from explorer.sketch import from_bytes
+
+    path, _ = rows_npy
+    out = tmp_path / "sketch.npz"
+    assert cli.main(["sketch", str(path), "--m", "2", "--out", str(out), "--no-progress"]) == 0
+    assert cli.main(["sketch", str(path), "--m", "5", "--out", str(out), "--no-progress", "--force"]) == 0
+    assert from_bytes(out.read_bytes()).m == 5
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+@pytest.mark.parametrize("argv, says", [
+    ([], "COMMAND"),
+    (["nope"], "invalid choice"),
+    (["sketch"], "required"),
+    (["sketch", "rows.npy", "--m", "three"], "invalid int value"),
+    (["sketch", "rows.npy", "--m", "3", "--bogus"], "unrecognized arguments"),
+    (["sketch", "rows.npy", "--m", "9" * 5000], "invalid int value"),
+    (["serve", "--port", "0"], "port must be"),
+])
+def test_argument_errors_are_one_line(capsys, argv, says):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert re.match(r"explorer( \w+)?: error: ", err) and err.count("\n") == 1, err
+    assert says in err and "usage:" not in err and len(err) < 400
+
+
+def test_argument_error_exits_2_in_a_real_process():
+    result = subprocess.run([sys.executable, "-m", "explorer.cli", "sketch", "x.npy"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr == ("explorer sketch: error: the following arguments are required: --m "
+                             "(explorer sketch --help shows the usage)\n")
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_debug_shows_the_traceback(tmp_path, where):
+    missing = str(tmp_path / "missing.npy")
+    argv = ["sketch", missing, "--m", "3"]
+    argv = ["--debug", *argv] if where == "before" else [*argv, "--debug"]
+    with pytest.raises(ValueError, match="no file or folder"):
+        cli.main(argv)
+
+
+@pytest.mark.parametrize("error, says, code", [
+    (MemoryError(), "out of memory", 2),
+    (OSError(28, "No space left on device"), "No space left on device", 2),
+    (KeyboardInterrupt(), "interrupted", 130),
+])
+def test_errors_outside_the_readers_are_one_line(rows_npy, capsys, monkeypatch, error, says, code):
+    path, _ = rows_npy
+
+    def fail(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr("explorer.distributed.sketch_array", fail)
+    assert cli.main(["sketch", str(path), "--m", "3"]) == code
+    assert says in _one_line(capsys.readouterr().err)
+
+
+def test_file_names_are_printed_as_data(tmp_path, capsys):
+    name = tmp_path / "bad\nname\x1b[31m\r.npy"
+    assert cli.main(["sketch", str(name), "--m", "3"]) == 2
+    err = _one_line(capsys.readouterr().err)
+    assert "\x1b" not in err and "\r" not in err and "\\x1b[31m" in err
+
+
+# -- the sketch's size is bounded by the data's ------------------------------------------
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("shape, limit", [((290, 20), 21), ((5, 400), 5), ((1, 3), 2), ((40, 1), 2)])
+def test_sketch_m_is_bounded_by_what_the_data_declares(tmp_path, capsys, shape, limit):
+    """A sketch with m = min(n, d + 1) already keeps every row exactly: a larger m is
+    refused before anything is allocated (it would only make the sketch bigger: --m 10^6
+    on a 47 kB file wrote 305 MiB and peaked at 1 GB)."""
+    import tracemalloc
+
+    from explorer.sketch import from_bytes
+
+    data, out = tmp_path / "rows.npy", tmp_path / "sketch.npz"
+    np.save(data, np.random.default_rng(1).standard_normal(shape))
+    tracemalloc.start()
+    try:
+        code = cli.main(["sketch", str(data), "--m", str(10**6), "--out", str(out), "--no-progress"])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert code == 2 and peak < 20 * 2**20
+    assert f"allowed: 2 <= m <= {limit}" in _one_line(capsys.readouterr().err)
+    assert not out.exists()
+    assert cli.main(["sketch", str(data), "--m", str(limit + 1), "--no-progress"]) == 2
+    capsys.readouterr()
+    assert cli.main(["sketch", str(data), "--m", str(limit), "--out", str(out), "--no-progress"]) == 0
+    sketch = from_bytes(out.read_bytes())
+    assert sketch.m == limit and sketch.n_seen == shape[0]
+    assert sketch.delta_total == 0.0  # m = min(n, d + 1) is exact
+    n, d = shape
+    assert out.stat().st_size <= 2 * max(n, 2) * d * 8 + 4096  # at most the 2m x d buffer of m <= n
+
+
+@pytest.mark.parametrize("command", ["lab", "bench"])
+def test_lab_and_bench_without_their_folder_are_one_line(tmp_path, monkeypatch, capsys, command):
+    monkeypatch.setattr(cli, "REPO_ROOT", tmp_path / "checkout")
+    monkeypatch.setattr(cli, "BENCHMARKS_SCRIPT", tmp_path / "checkout" / "benchmarks" / "run_all.py")
+    monkeypatch.setattr(cli, "_run_until_done", lambda *a, **k: pytest.fail("must not start anything"))
+    argv = ["lab", "--no-browser", "--notebook-dir", str(tmp_path / "checkout")] if command == "lab" else ["bench"]
+    assert cli.main(argv) == 2
+    _one_line(capsys.readouterr().err, f"explorer {command}: error: ")
