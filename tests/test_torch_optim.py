@@ -292,3 +292,125 @@ def test_the_module_without_torch_names_the_extra():
             "    print(error)\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "pip install 'sketch-explorer[torch]'" in result.stdout
+
+
+# -- all or nothing at step time: settings, exceptions, tensors ---------------------------
+_BAD_SCALES = ["0.1", None, -1.0, 0.0, float("nan"), float("inf"), 1e200, True, [0.1],
+               torch.tensor([0.1, 0.2]), torch.tensor(1), torch.tensor(True), torch.tensor(-0.1),
+               torch.tensor(float("nan"))]
+
+
+def _two_groups(variant: str, seed: int):
+    """Two float64 groups (the second one's tensors come last), trained a little, with a fresh
+    gradient in place for the next step."""
+    torch.manual_seed(seed)
+    first, second = torch.nn.Linear(4, 3).double(), torch.nn.Linear(3, 1).double()
+    optimizer = AdaFD([{"params": first.parameters()}, {"params": second.parameters()}],
+                      lr=0.05, variant=variant, tau=2)
+    model = torch.nn.Sequential(first, torch.nn.Tanh(), second)
+    x, y = torch.randn(6, 4, dtype=torch.float64), torch.randn(6, 1, dtype=torch.float64)
+    for _ in range(3):
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+    optimizer.zero_grad()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    return model, optimizer
+
+
+@settings(max_examples=40, deadline=None)
+@given(variant=st.sampled_from(["fd", "ffd", "diag", "full"]), key=st.sampled_from(["lr", "delta"]),
+       bad=st.sampled_from(_BAD_SCALES), seed=st.integers(0, 2 ** 16))
+def test_a_bad_lr_or_delta_at_step_time_is_refused_before_anything_changes(variant, key, bad, seed):
+    """A group's lr or delta edited to a string, None, a non-positive or out-of-range number
+    or a tensor that is not one float: a ``ValueError`` naming it, the sketches of the earlier
+    group untouched, and the same step with good settings then takes the gradient once."""
+    model, optimizer = _two_groups(variant, seed)
+    before = _snapshot(model, optimizer)
+    good = optimizer.param_groups[1][key]
+    optimizer.param_groups[1][key] = bad
+    with pytest.raises(ValueError, match=f"param group 1: {key}.*nothing was updated"):
+        optimizer.step()
+    optimizer.param_groups[1][key] = good
+    _assert_same(_snapshot(model, optimizer), before)
+    twin_model, twin = _two_groups(variant, seed)
+    optimizer.step()
+    twin.step()
+    _assert_same(_snapshot(model, optimizer), _snapshot(twin_model, twin))
+
+
+@pytest.mark.parametrize("variant", ["fd", "ffd", "diag", "full"])
+def test_a_tensor_lr_counts_as_its_number(variant):
+    """A 0-d tensor lr (what an LR scheduler keeps when given one) takes the float's steps,
+    follows a scheduler's in-place updates, and survives a save and load."""
+    model, optimizer = _two_groups(variant, 3)
+    twin_model, twin = _two_groups(variant, 3)
+    for group in optimizer.param_groups:
+        group["lr"] = torch.tensor(0.05, dtype=torch.float64)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
+    optimizer.step()
+    twin.step()
+    _assert_same(_snapshot(model, optimizer), _snapshot(twin_model, twin))
+    scheduler.step()
+    assert isinstance(optimizer.param_groups[0]["lr"], torch.Tensor)
+    assert optimizer.param_groups[0]["lr"].item() == 0.025
+    buffer = io.BytesIO()
+    torch.save(optimizer.state_dict(), buffer)
+    buffer.seek(0)
+    optimizer.load_state_dict(torch.load(buffer, weights_only=True))
+    for group in twin.param_groups:
+        group["lr"] = 0.025
+    for opt, net in ((optimizer, model), (twin, twin_model)):
+        opt.zero_grad()
+        net(torch.ones(2, 4, dtype=torch.float64)).sum().backward()
+        opt.step()
+    _assert_same(_snapshot(model, optimizer), _snapshot(twin_model, twin))
+    tensor_lr = AdaFD([torch.zeros(3, requires_grad=True)], lr=torch.tensor(0.1))
+    assert tensor_lr.param_groups[0]["lr"].item() == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("variant", ["fd", "ffd", "diag", "full"])
+@pytest.mark.parametrize("error", [TypeError("boom"), KeyboardInterrupt(), MemoryError(), RuntimeError("x")])
+def test_any_exception_midway_puts_every_sketch_back(variant, error, monkeypatch):
+    """An exception of any kind while the last tensor's matrix absorbs its gradient (after the
+    earlier ones did): it propagates, and every sketch and parameter is as before."""
+    model, optimizer = _two_groups(variant, 5)
+    before = _snapshot(model, optimizer)
+    last = optimizer.state[optimizer.param_groups[1]["params"][-1]]["proximal"]
+
+    def failing_solve(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(last, "solve", failing_solve)
+    with pytest.raises(type(error)):
+        optimizer.step()
+    monkeypatch.undo()
+    _assert_same(_snapshot(model, optimizer), before)
+
+
+def test_empty_and_repeated_tensors_are_refused():
+    """A 0-element tensor (no BLAS error), a tensor listed twice in a group or in two groups,
+    or one slipped into ``param_groups`` afterwards: a ``ValueError`` saying what is allowed."""
+    a, b = torch.zeros(3, requires_grad=True), torch.zeros(2, requires_grad=True)
+    for variant in ("fd", "ffd", "diag", "full"):
+        with pytest.raises(ValueError, match="at least one entry"):
+            AdaFD([a, torch.zeros(0, requires_grad=True)], variant=variant)
+    with pytest.raises(ValueError, match="listed twice"):
+        AdaFD([a, b, a])
+    with pytest.raises(ValueError, match="listed twice"):
+        AdaFD([{"params": [a]}, {"params": [b, a]}])
+    with pytest.raises(ValueError, match="not a set"):
+        AdaFD([{"params": {a, b}}])
+    optimizer = AdaFD([a, b], lr=0.1, tau=2)
+    a.grad, b.grad = torch.ones(3), torch.ones(2)
+    before = _snapshot(torch.nn.ParameterList([a, b]), optimizer)
+    optimizer.param_groups[0]["params"].append(a)
+    with pytest.raises(ValueError, match="listed twice.*nothing was updated"):
+        optimizer.step()
+    optimizer.param_groups[0]["params"][-1] = torch.zeros(4, requires_grad=True)
+    optimizer.param_groups[0]["params"][-1].grad = torch.ones(4)
+    with pytest.raises(ValueError, match="not added through the optimizer"):
+        optimizer.step()
+    optimizer.param_groups[0]["params"].pop()
+    assert optimizer.ranks() == [0, 0]
+    _assert_same(_snapshot(torch.nn.ParameterList([a, b]), optimizer), before)

@@ -33,11 +33,16 @@ its diagonal ("diag", ADA-DIAG: ``torch.optim.Adagrad``'s update with ``eps = de
   ``AdaFD([{"params": conv}, {"params": dense, "variant": "diag"}], lr=0.01)``
   (``delta`` None gives each group the paper's: 1 for fd/ffd, 1e-8 for diag).
 
-A step is all or nothing: a non-finite gradient, or a running ``tr(G) = sum ||g||^2`` past
-:data:`explorer.sketch.MAX_SQUARED_MASS`, is refused with a ``ValueError`` before anything
-changes, and a step whose new parameters are not finite (``lr`` far too large) puts every
-sketch back and raises :class:`explorer.errors.Diverged`. A zero gradient changes nothing
-(as a round with ``l' = 0`` of the linear learners).
+A step is all or nothing. Before anything changes it checks every group's ``lr`` and
+``delta`` as they are now (a number in [1e-100, 1e100]; a one-element tensor, what torch's
+LR schedulers keep, counts as its number), that every tensor is in one group once and was
+added through the optimizer, and every gradient: a non-finite one, or a running
+``tr(G) = sum ||g||^2`` past :data:`explorer.sketch.MAX_SQUARED_MASS`, is refused with a
+``ValueError``. A step whose new parameters are not finite (``lr`` far too large) puts every
+sketch back and raises :class:`explorer.errors.Diverged`; any other exception raised while
+the sketches absorb the gradients (an interrupt, a memory error) puts them back too and
+propagates. A zero gradient changes nothing (as a round with ``l' = 0`` of the linear
+learners).
 
 ``state_dict()`` holds plain tensors (float64, in the layout the proximal code keeps),
 numbers and strings, so ``torch.save`` / ``torch.load(weights_only=True)`` round-trip it
@@ -95,7 +100,9 @@ class AdaFD(torch.optim.Optimizer):
     params : iterable of tensors or of dicts (param groups)
         Each group may set its own ``lr``, ``variant``, ``tau`` and ``delta``.
     lr : float > 0
-        The step size ``eta`` (the paper searches {1e-4, ..., 1}).
+        The step size ``eta`` (the paper searches {1e-4, ..., 1}); a one-element tensor
+        is read as its number (torch's optimizers accept one, and an LR scheduler then
+        updates it in place).
     variant : {"ffd", "fd", "diag", "full"}
         The proximal matrix (module docstring); "ffd" is what the paper trains CNNs with.
         "full" keeps a d x d matrix per tensor: small layers only.
@@ -103,7 +110,10 @@ class AdaFD(torch.optim.Optimizer):
         Sketch size of "fd" and "ffd" (the paper's 20).
     delta : float > 0 or None
         ``H = delta I + ...``; None: the paper's, :func:`explorer.adagrad.default_delta`
-        with CMD (1 for fd, ffd and full; 1e-8 for diag).
+        with CMD (1 for fd, ffd and full; 1e-8 for diag), filled in when the group is added.
+
+    Every tensor must be a floating-point leaf with at least one entry, listed once across
+    all groups (a tensor listed twice would enter ``H`` twice per step).
 
     State per tensor (``self.state[p]``): ``"proximal"`` (the
     :mod:`explorer.adagrad.proximal` object, e.g. its ``rank``), ``"step"`` (steps with a
@@ -124,15 +134,27 @@ class AdaFD(torch.optim.Optimizer):
         group = {**self.defaults, **{k: v for k, v in param_group.items() if k != "params"}}
         variant = check_choice("variant", group["variant"], VARIANTS)
         tau = check_int("tau", group["tau"], minimum=2)
-        lr = check_scale("lr", group["lr"])
-        delta = (default_delta(variant, "cmd") if group["delta"] is None
-                 else check_scale("delta", group["delta"]))
+        # checked as numbers; a tensor stays in the group, as torch's schedulers fill it in place
+        lr = _kept("lr", group["lr"])
+        delta = default_delta(variant, "cmd") if group["delta"] is None else _kept("delta", group["delta"])
         params = param_group["params"]
+        if isinstance(params, (set, frozenset)):
+            raise ValueError("a param group's tensors must be given in an order (a list or another "
+                             "iterable), not a set: the state is saved by position")
         params = [params] if isinstance(params, torch.Tensor) else list(params)
+        known = {id(q) for other in self.param_groups for q in other["params"]}
         for p in params:
             if not isinstance(p, torch.Tensor) or not p.is_floating_point():
                 raise ValueError(f"AdaFD optimizes floating-point tensors, got {type(p).__name__}"
                                  f"{'' if not isinstance(p, torch.Tensor) else ' of dtype ' + str(p.dtype)}")
+            if p.numel() == 0:
+                raise ValueError(f"AdaFD optimizes tensors with at least one entry, got one of shape "
+                                 f"{tuple(p.shape)}: leave it out of the optimizer")
+            if id(p) in known:
+                raise ValueError(f"a tensor of shape {tuple(p.shape)} is listed twice (in this group or "
+                                 f"an earlier one); each tensor may be listed once, or its gradient "
+                                 f"would enter H twice per step")
+            known.add(id(p))
             for rows, columns in kept_shapes(variant, p.numel(), tau):
                 check_matrix_size(f"variant {variant!r} for a tensor of {p.numel()} entries with "
                                   f"tau = {tau}", rows, columns)
@@ -149,6 +171,7 @@ class AdaFD(torch.optim.Optimizer):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
+        scales = self._checked_groups()  # id(group) -> (lr, delta), floats
         rounds = []  # (param, group, state, g, new mass): checked before anything changes
         for index, (p, group) in enumerate(self._tensors()):
             if p.grad is None:
@@ -174,22 +197,24 @@ class AdaFD(torch.optim.Optimizer):
                 for p, group, state, g, mass in rounds:
                     if not g.any():  # H and the parameter stay (a linear learner's l' = 0)
                         continue
+                    lr, delta = scales[id(group)]
                     proximal = state["proximal"]
                     saved.append((proximal, proximal.checkpoint()))
                     shrink = proximal.add(g)  # ADA-FD's sketch shrinks here
                     beta = p.detach().reshape(-1).to(device="cpu", dtype=torch.float64).numpy()
-                    beta = beta - group["lr"] * proximal.solve(g, group["delta"])
+                    beta = beta - lr * proximal.solve(g, delta)
                     beta = torch.from_numpy(beta).to(p.dtype).view_as(p)  # rounded once (float32)
                     if not torch.isfinite(beta).all():
                         raise Diverged(f"the new value of a parameter of shape {tuple(p.shape)} is not "
-                                       f"finite (lr = {group['lr']:g} too large or delta = "
-                                       f"{group['delta']:g} too small); nothing was updated")
+                                       f"finite (lr = {lr:g} too large or delta = {delta:g} too "
+                                       f"small); nothing was updated")
                     updates.append((p, state, beta, shrink))
-        except (ValueError, ArithmeticError) as error:  # LinAlgError, Diverged, FD's ShrinkFailed
+        except BaseException as error:  # whatever it was, every sketch goes back
             for proximal, checkpoint in reversed(saved):
                 proximal.rollback(checkpoint)
-            if isinstance(error, Diverged):
+            if isinstance(error, Diverged) or not isinstance(error, (ValueError, ArithmeticError)):
                 raise
+            # LinAlgError, FD's ShrinkFailed
             raise Diverged(f"the update of H failed ({error}); nothing was updated") from None
         for p, group, state, g, mass in rounds:
             state["step"] += 1
@@ -212,6 +237,27 @@ class AdaFD(torch.optim.Optimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 yield p, group
+
+    def _checked_groups(self) -> dict:
+        """Each group's ``lr`` and ``delta`` as floats (by ``id`` of the group), after checking
+        them and that every tensor has its state and is listed once: the step's first check,
+        a ``ValueError`` before anything changes (``param_groups`` may have been edited)."""
+        scales, seen = {}, set()
+        for number, group in enumerate(self.param_groups):
+            try:
+                scales[id(group)] = (_scale("lr", group.get("lr")), _scale("delta", group.get("delta")))
+            except ValueError as error:
+                raise ValueError(f"param group {number}: {error}; nothing was updated") from None
+            for p in group["params"]:
+                if id(p) in seen:
+                    raise ValueError(f"param group {number}: a tensor of shape {tuple(p.shape)} is "
+                                     f"listed twice; each tensor may be listed once; nothing was updated")
+                seen.add(id(p))
+                if "proximal" not in self.state.get(p, {}):
+                    raise ValueError(f"param group {number}: a tensor of shape {tuple(p.shape)} was "
+                                     f"not added through the optimizer (add_param_group); nothing "
+                                     f"was updated")
+        return scales
 
     # -- persistence -------------------------------------------------------------------
     def state_dict(self) -> dict:
@@ -237,7 +283,8 @@ class AdaFD(torch.optim.Optimizer):
                              "(another number of groups or of tensors in a group)")
         deltas = []  # the saved delta of each tensor's group
         for saved, group in zip(saved_groups, self.param_groups):
-            reader = StateReader(saved, _OWNER, prefix="param_groups.")
+            reader = StateReader({**saved, **{key: _number(saved[key]) for key in ("lr", "delta")
+                                              if key in saved}}, _OWNER, prefix="param_groups.")
             reader.same("variant", group["variant"])
             reader.same("tau", group["tau"])
             reader.number("lr", minimum=SCALES[0], maximum=SCALES[1])  # checked; torch's load stores it
@@ -255,7 +302,31 @@ class AdaFD(torch.optim.Optimizer):
                                                            group["delta"])
 
 
-def _fresh_state(variant: str, d: int, tau: int, delta: float) -> dict:
+def _number(value):
+    """A one-element floating-point tensor's number (what torch's LR schedulers keep as
+    ``lr``); anything else as it is."""
+    if isinstance(value, torch.Tensor) and value.numel() == 1 and value.is_floating_point():
+        return value.item()
+    return value
+
+
+def _scale(name: str, value) -> float:
+    """``lr`` or ``delta`` as a float in :data:`explorer._validation.SCALES`, a one-element
+    floating-point tensor counted as its number; else a ``ValueError`` saying what is allowed."""
+    if isinstance(value, torch.Tensor) and _number(value) is value:
+        raise ValueError(f"{name} must be a number or a one-element floating-point tensor, got a "
+                         f"tensor of shape {tuple(value.shape)} and dtype {value.dtype}")
+    return check_scale(name, _number(value))
+
+
+def _kept(name: str, value):
+    """``value`` checked by :func:`_scale`: the float, or the tensor itself."""
+    number = _scale(name, value)
+    return value if isinstance(value, torch.Tensor) else number
+
+
+def _fresh_state(variant: str, d: int, tau: int, delta) -> dict:
+    delta = _scale("delta", delta)
     return {"proximal": make_proximal(variant, d, tau, delta), "step": 0, "gradient_mass": 0.0,
             "n_shrinks": 0, "delta_total": 0.0}
 
