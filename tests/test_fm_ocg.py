@@ -249,3 +249,48 @@ def test_with_params_eta_reweighs_the_stored_gradient_sum():
     assert_same_state(snapshot(changed), snapshot(twin))
     with pytest.raises(ValueError, match="tau"):
         fm.with_params(tau=1.0)
+
+
+# -- sizes are bounded: no round may run for hours, from the constructor or a state file --
+_SIZES = st.one_of(st.integers(1, 10 ** 30), st.sampled_from([10 ** 9, 2 ** 63, 10 ** 5 + 1, 10 ** 4 + 1]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(key=st.sampled_from(["iterations", "rank", "d", "seed"]), value=_SIZES)
+def test_every_size_is_bounded_in_the_constructor_and_the_state_file(key, value):
+    """``iterations`` (alone and times ``(d + 1)^2``), ``rank``, ``d`` and ``seed`` past their
+    bounds: a ``ValueError`` naming the key, from ``OCGFM(...)`` and from a state file, the
+    learner loaded into unchanged."""
+    from explorer.fm.ocg import OCG_MAX_ITERATIONS, OCG_MAX_POWER_WORK, OCG_MAX_SIDE
+    d = 4
+    kwargs = {"d": d, "iterations": 2, "rank": 3, "seed": 0, key: value}
+    n = kwargs["d"] + 1
+    allowed = {"iterations": value <= OCG_MAX_ITERATIONS and value * 25 <= OCG_MAX_POWER_WORK,
+               "rank": value <= OCG_MAX_SIDE, "d": n <= OCG_MAX_SIDE and 2 * n * n <= OCG_MAX_POWER_WORK,
+               "seed": value < 2 ** 63}[key]
+    if not allowed:
+        with pytest.raises(ValueError, match=key):
+            OCGFM(**kwargs)
+    fm = OCGFM(d, iterations=2, rank=3, seed=0)
+    fm.learn(np.ones(d), 1.0)
+    before = snapshot(fm)
+    state = {**fm.state_dict(), key: value}
+    if key == "d" or not allowed:
+        with pytest.raises(ValueError, match=key):
+            OCGFM.from_state_dict(state)
+        with pytest.raises(ValueError, match=key):
+            fm.load_state_dict(state)
+    assert_same_state(snapshot(fm), before)
+
+
+def test_the_power_steps_are_bounded_by_their_work():
+    """At MovieLens-100K's d = 2625 at most 1e9 / 2626^2 = 145 power steps a round; the
+    message says the largest allowed. The 1e9 hang of a state file is refused too."""
+    assert OCGFM(2625, iterations=145).iterations == 145
+    with pytest.raises(ValueError, match="iterations <= 145 at d = 2625"):
+        OCGFM(2625, iterations=146)
+    with pytest.raises(ValueError, match="iterations.*at most 100000"):
+        OCGFM(1, iterations=10 ** 9)
+    state = {**OCGFM(3, seed=0).state_dict(), "iterations": 10 ** 9}
+    with pytest.raises(ValueError, match="'iterations' must be an integer in"):
+        OCGFM.from_state_dict(state)

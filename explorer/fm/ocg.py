@@ -52,7 +52,8 @@ from ..hooks import StepRecord
 from ..state import StateReader, copy_array, generator_json, stateful
 from .learners import MAX_THETA_ENTRY, ConvexFM, RoundFailed
 
-__all__ = ["OCGFM", "leading_eigenpair", "OCG_DEFAULT_ETA", "OCG_DEFAULT_TAU"]
+__all__ = ["OCGFM", "leading_eigenpair", "OCG_DEFAULT_ETA", "OCG_DEFAULT_TAU", "OCG_MAX_SIDE",
+           "OCG_MAX_ITERATIONS", "OCG_MAX_POWER_WORK"]
 
 OCG_DEFAULT_ETA = {"squared": 0.05, "logistic": 0.25}
 """OCG's weight of the gradient sum in ``G_t`` (the paper gives none): the best of a few
@@ -61,6 +62,23 @@ Spambase's 80/20 split, with ``tau`` below; not tuned further."""
 
 OCG_DEFAULT_TAU = {"squared": 10.0, "logistic": 20.0}
 """The radius of the nuclear-norm ball (the paper gives none), picked with ``eta`` above."""
+
+OCG_MAX_SIDE = 10 ** 4
+"""The largest side ``d + 1`` of the gradient sum (1e8 entries, 800 MB), hence ``d <= 9999``;
+also the largest useful ``rank`` (``rank >= d + 1`` is exact OCG), so the bound on it."""
+
+OCG_MAX_ITERATIONS = 10 ** 5
+"""The most power steps per round."""
+
+OCG_MAX_POWER_WORK = 10 ** 9
+"""The most multiply-adds of a round's power steps, ``iterations * (d + 1)^2``: a round takes
+seconds at most, never hours. At MovieLens-100K's d = 2625 that allows 145 steps."""
+
+
+def _at_most(name: str, value: int, bound: int, why: str = "") -> int:
+    if value > bound:
+        raise ValueError(f"{name} must be at most {bound}{' (' + why + ')' if why else ''}, got {value}")
+    return value
 
 
 def leading_eigenpair(matvec, start: np.ndarray, iterations: int) -> tuple[float, np.ndarray]:
@@ -106,11 +124,18 @@ class OCGFM(ConvexFM):
         ("logistic"). Hot: ``with_params(eta=...)`` weighs the stored sum differently from
         the next round on.
     tau : radius of the nuclear-norm ball; default 10 ("squared") or 20 ("logistic").
-    iterations : power steps per round (warm-started from the last round's eigenvector).
-    rank : most eigenpairs ``Theta`` keeps (``rank >= d + 1``: exact OCG).
+    iterations : power steps per round (warm-started from the last round's eigenvector),
+        at most :data:`OCG_MAX_ITERATIONS` and ``iterations * (d + 1)^2`` at most
+        :data:`OCG_MAX_POWER_WORK` (so one round takes seconds at most).
+    rank : most eigenpairs ``Theta`` keeps (``rank >= d + 1``: exact OCG), at most
+        :data:`OCG_MAX_SIDE`.
     loss : "squared" (``(z - b)^2 / 2``) or "logistic" (labels -1/+1).
     seed : the first power-step start vector (and a fresh one if a start is ever in the
-        null space of ``G_t``).
+        null space of ``G_t``); an integer in [0, 2**63 - 1] or None.
+
+    Sizes are bounded (``d + 1`` at most :data:`OCG_MAX_SIDE`, ``iterations`` and ``rank``
+    as above), in the constructor and in a state file alike: a ``ValueError`` names the
+    parameter and its bound.
 
     The step record adds ``rank`` (eigenpairs kept) and ``alpha``, here ``sigma_t``.
 
@@ -127,13 +152,21 @@ class OCGFM(ConvexFM):
         super().__init__(d, eta=eta, loss=loss)
         check_scale("eta", self.eta)  # within SCALES: the scaled power steps below stay finite
         self.tau = check_scale("tau", OCG_DEFAULT_TAU[self.loss] if tau is None else tau)
-        self.iterations = check_int("iterations", iterations, minimum=1)
-        self.rank = check_int("rank", rank, minimum=1)
-        self.seed = None if seed is None else check_int("seed", seed, minimum=0)
+        self.iterations = _at_most("iterations", check_int("iterations", iterations, minimum=1),
+                                   OCG_MAX_ITERATIONS)
+        self.rank = _at_most("rank", check_int("rank", rank, minimum=1), OCG_MAX_SIDE,
+                             "rank >= d + 1 is already exact OCG")
+        self.seed = None if seed is None else _at_most("seed", check_int("seed", seed, minimum=0),
+                                                       2 ** 63 - 1)
         n = self.d + 1
-        if n * n > 10 ** 8:
+        if n > OCG_MAX_SIDE:
             raise ValueError(f"OCGFM(d={d}) keeps the ({d} + 1)^2 gradient sum, more than 1e8 "
-                             "entries; SketchedFTRL needs O(m d)")
+                             f"entries: d must be at most {OCG_MAX_SIDE - 1}; SketchedFTRL needs O(m d)")
+        if self.iterations * n * n > OCG_MAX_POWER_WORK:
+            raise ValueError(f"iterations = {self.iterations} power steps on the ({d} + 1)^2 gradient "
+                             f"sum would take {self.iterations * n * n:.2g} multiply-adds a round; "
+                             f"at most {OCG_MAX_POWER_WORK:.0e} are allowed, so iterations <= "
+                             f"{OCG_MAX_POWER_WORK // (n * n)} at d = {d}")
         self._sum = np.zeros((n, n))  # S: the sum of the gradients q a_hat a_hat^T
         self._bound = 0.0  # >= max |S_ij|
         self._basis = np.zeros((0, n))  # W: orthonormal rows
@@ -261,12 +294,14 @@ class OCGFM(ConvexFM):
         """A learner that continues exactly where the saved one stopped (checked:
         :meth:`load_state_dict`)."""
         reader = StateReader(state, cls)
-        d = reader.count("d", minimum=1)
+        d = reader.count("d", minimum=1, maximum=OCG_MAX_SIDE - 1)
         if np.shape(reader.raw("gradient_sum")) != (d + 1, d + 1):  # before allocating
             raise reader.refuse("gradient_sum", f"an array of shape {(d + 1, d + 1)} (d = {d})",
                                 np.shape(reader.raw("gradient_sum")))
+        iterations = reader.count("iterations", minimum=1, maximum=min(
+            OCG_MAX_ITERATIONS, OCG_MAX_POWER_WORK // (d + 1) ** 2))
         fm = cls(d, tau=reader.number("tau", minimum=0.0, strict_minimum=True),
-                 iterations=reader.count("iterations", minimum=1), rank=reader.count("rank", minimum=1),
+                 iterations=iterations, rank=reader.count("rank", minimum=1, maximum=OCG_MAX_SIDE),
                  seed=reader.seed(), **cls._read_settings(reader))
         fm.load_state_dict(state)
         return fm
