@@ -222,7 +222,7 @@ def _sketch(args: argparse.Namespace) -> int:
     if out is not None:
         try:
             write_atomic(out, sketch.to_bytes(), overwrite=args.force)
-        except OSError as error:
+        except OSError as error:  # a file or link may have appeared at out while sketching
             raise OSError(error.errno, f"cannot write {out}: {_os_reason(error)}") from error
         print(f"saved to {_printable(str(out))} (read it back with "
               f"explorer.sketch.from_bytes(Path({str(out)!r}).read_bytes()))")
@@ -259,7 +259,8 @@ def _check_m(m: int, n: int, d: int) -> None:
     allocated: with ``m = min(n, d + 1)`` (at least 2) FD keeps every row exactly (no row
     is ever shrunk once ``m >= n``; the shrink ``sigma_m^2`` is 0 once ``m > d``), so a
     larger ``m`` only makes each sketch bigger (a ``2m x d`` buffer) and the saved file
-    with it. Bounded this way, a sketch holds at most twice the data's numbers.
+    with it. Bounded this way, a sketch holds at most ``2 max(n, 2) d`` numbers: twice
+    the data's (a sketch of one row, 4 rows).
 
     >>> _check_m(21, 290, 20)
     >>> _check_m(10**6, 290, 20)

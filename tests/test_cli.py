@@ -546,3 +546,17 @@ def test_lab_and_bench_without_their_folder_are_one_line(tmp_path, monkeypatch, 
     argv = ["lab", "--no-browser", "--notebook-dir", str(tmp_path / "checkout")] if command == "lab" else ["bench"]
     assert cli.main(argv) == 2
     _one_line(capsys.readouterr().err, f"explorer {command}: error: ")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a pipe with no reader")
+def test_a_closed_stdout_ends_the_command_quietly(rows_npy):
+    """`explorer sketch ... | head -1`: the reader left; no traceback, no second error at exit."""
+    path, _ = rows_npy
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will read: the first print fails with EPIPE
+    try:
+        result = subprocess.run([sys.executable, "-m", "explorer.cli", "sketch", str(path), "--m", "3",
+                                 "--no-progress"], stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write_end)
+    assert (result.returncode, result.stderr) == (1, "")
