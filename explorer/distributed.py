@@ -45,15 +45,21 @@ from pathlib import Path
 
 import numpy as np
 
-from ._validation import check_choice, check_float, check_int
+from ._validation import check_choice, check_float, check_int, check_matrix_size
+from .archive import ArchiveError, ArrayHeader, MappedArray, npy_header, open_npz
 from .sketch import FrequentDirections, RobustFrequentDirections
 
-__all__ = ["KINDS", "FORMATS", "open_rows", "sketch_graph", "sketch_array", "certified_bounds", "node_sketch"]
+__all__ = ["KINDS", "FORMATS", "MAX_INFLATED_BYTES", "open_rows", "sketch_graph", "sketch_array",
+           "certified_bounds", "node_sketch"]
 
 #: The sketches :func:`sketch_array` builds, by ``kind``.
 KINDS = {"fd": FrequentDirections, "rfd": RobustFrequentDirections}
 #: The file formats :func:`open_rows` reads, by suffix (a folder is read as a zarr store).
 FORMATS = (".npy", ".npz", ".zarr", ".parquet")
+#: The largest compressed ``.npz`` member :func:`open_rows` inflates into memory (256 MiB):
+#: a compressed member cannot be memory-mapped, and its header may declare far more than
+#: the file holds. Save with ``np.savez`` (stored members are memory-mapped) or ``np.save``.
+MAX_INFLATED_BYTES = 2 ** 28
 
 
 # -- opening the rows ----------------------------------------------------------------------
@@ -62,11 +68,16 @@ def open_rows(source, *, key: str | None = None, chunk_rows: int | None = None):
 
     ``source``: a ``dask.array``, a numpy array, or a path (``str`` / ``Path``) to
 
-    - ``.npy``: memory-mapped (``allow_pickle=False``): each chunk's task maps the file,
-      copies its rows and lets the map go, so a process holds one chunk, never the file,
-      and a task sent to another process carries the path, not the data;
-    - ``.npz``: the archive's only array, or the one named ``key``; read whole into memory
-      (zip members cannot be memory-mapped; save a ``.npy`` or zarr for larger data);
+    - ``.npy``: memory-mapped (its header read by :mod:`explorer.archive`, never
+      unpickled): each chunk's task maps the file, copies its rows and lets the map go, so
+      a process holds one chunk, never the file, and a task sent to another process
+      carries the path, not the data; a task finds the file changed since it was opened
+      (size, time, inode) and refuses it (``ValueError``) rather than read other rows;
+    - ``.npz``: the archive's only array, or the one named ``key``, checked by
+      :func:`explorer.archive.open_npz`; a stored member (``np.savez``) is memory-mapped
+      like a ``.npy``, a compressed one (``np.savez_compressed``) is read whole, at most
+      :data:`MAX_INFLATED_BYTES` (save a ``.npy``, an uncompressed ``.npz`` or zarr for
+      larger data);
     - zarr (a folder, or a path ending in ``.zarr``): the array, or the array ``key`` of a
       group; needs the ``zarr`` package;
     - ``.parquet``: its integer and floating columns (one chunk per row group); needs
@@ -76,8 +87,9 @@ def open_rows(source, *, key: str | None = None, chunk_rows: int | None = None):
     128 MiB per chunk, for numpy arrays and ``.npy``/``.npz``). Nothing is read here except
     metadata; values (NaN or inf) are checked chunk by chunk while sketching.
 
-    Raises ``ValueError`` (a missing file, an unknown format, a missing optional package, no
-    ``key`` where several arrays exist, not 2-D, not real numbers, no rows or no columns).
+    Raises ``ValueError`` (a missing file, a FIFO, device or other special file, an unknown
+    format, a damaged or malicious archive, a missing optional package, no ``key`` where
+    several arrays exist, not 2-D, not real numbers, no rows or no columns).
 
     >>> import numpy as np
     >>> open_rows(np.ones((10, 3)), chunk_rows=4).chunks
@@ -123,9 +135,6 @@ def _check_shape(shape: tuple, dtype, name: str) -> None:
 
 
 def _open_path(path: Path, key: str | None, chunk_rows: int | None):
-    import dask.array as da
-    from dask.base import tokenize
-
     if not path.exists():
         raise ValueError(f"no file or folder at {path}")
     suffix = path.suffix.lower()
@@ -134,58 +143,57 @@ def _open_path(path: Path, key: str | None, chunk_rows: int | None):
     if suffix == ".npy":
         if key is not None:
             raise ValueError(f"{path}: a .npy file holds one array; key={key!r} is for .npz and zarr")
-        rows = _NpyRows(path)
-        _check_shape(rows.shape, rows.dtype, str(path))
-        status = path.stat()
-        name = "npy-" + tokenize(str(path.resolve()), status.st_size, status.st_mtime_ns, chunk_rows)
-        return da.from_array(rows, chunks=(chunk_rows or "auto", -1), name=name, meta=np.empty((0, 0), rows.dtype))
+        try:
+            header = npy_header(path, str(path))
+        except ArchiveError as error:
+            raise ValueError(f"{path} is not a readable .npy array of numbers: {error.reason}") from None
+        return _from_rows(MappedArray(path, 0, _data_header(path, header, str(path))), chunk_rows, None)
     if suffix == ".npz":
-        return _open_npz(path, key, chunk_rows)
+        try:
+            return _open_npz(path, key, chunk_rows)
+        except ArchiveError as error:
+            raise ValueError(f"{path} is not a readable .npz archive: {error.reason}") from None
     if suffix == ".parquet":
         return _open_parquet(path, key)
     raise ValueError(f"{path}: unknown format {suffix or '(no suffix)'}; allowed: {', '.join(FORMATS)} "
                      "(or a zarr folder)")
 
 
-class _NpyRows:
-    """A ``.npy`` file as ``dask.array.from_array`` reads it (``shape``, ``dtype``, and
-    ``__getitem__`` through a fresh memory map; see :func:`open_rows`)."""
+def _data_header(path: Path, header: ArrayHeader, what: str) -> ArrayHeader:
+    """``header`` if it declares a 2-D array of real numbers with rows and columns."""
+    _check_shape(header.shape, header.dtype, what)
+    return header
 
-    def __init__(self, path: Path):
-        self.path = str(path)
-        rows = self._map()
-        self.shape, self.dtype, self.ndim = rows.shape, rows.dtype, rows.ndim
 
-    def _map(self) -> np.ndarray:
-        try:
-            return np.load(self.path, mmap_mode="r", allow_pickle=False)
-        except (ValueError, OSError, EOFError) as error:
-            raise ValueError(f"{self.path} is not a readable .npy array of numbers ({error})") from None
+def _from_rows(rows: "MappedArray", chunk_rows: int | None, key: str | None):
+    import dask.array as da
+    from dask.base import tokenize
 
-    def __getitem__(self, index) -> np.ndarray:
-        return np.array(self._map()[index])
+    name = "npy-" + tokenize(rows.path, rows.identity, rows.offset, key, chunk_rows)
+    return da.from_array(rows, chunks=(chunk_rows or "auto", -1), name=name,
+                         meta=np.empty((0, 0), rows.dtype))
 
 
 def _open_npz(path: Path, key: str | None, chunk_rows: int | None):
     import dask.array as da
 
-    try:
-        archive = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as error:  # not a zip archive, truncated
-        raise ValueError(f"{path} is not a readable .npz archive ({error})") from None
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise ValueError(f"{path} is a .npy array named .npz; rename it to .npy (it is then memory-mapped)")
-    with archive:
-        names = list(archive.files)
+    with open_npz(path, str(path), limit=sys.maxsize) as archive:
+        names = list(archive)
         if key is None and len(names) != 1:
             raise ValueError(f"{path} holds {len(names)} arrays ({', '.join(names) or 'none'}); name one with key")
         if key is not None and key not in names:
             raise ValueError(f"{path} has no array {key!r}; it holds {', '.join(names)}")
-        try:
-            array = archive[key if key is not None else names[0]]
-        except (ValueError, OSError, EOFError) as error:  # an object array, a damaged member
-            raise ValueError(f"{path}: array {key or names[0]!r} is not readable ({error})") from None
-    _check_shape(array.shape, array.dtype, f"{path}[{key or names[0]}]")
+        key = key if key is not None else names[0]
+        header = _data_header(path, archive.header(key), f"{path}[{key}]")
+        offset = archive.data_offset(key)
+        if offset is not None:  # stored: memory-mapped like a .npy
+            return _from_rows(MappedArray(path, offset - header.offset, header), chunk_rows, key)
+        if header.nbytes > MAX_INFLATED_BYTES:
+            raise ArchiveError(str(path), f"array {key!r} is compressed and declares {header.nbytes} bytes; "
+                                          f"a compressed member is read whole, at most {MAX_INFLATED_BYTES} "
+                                          "bytes (save it with np.savez, uncompressed, or np.save: those "
+                                          "are memory-mapped)")
+        array = archive[key]
     return da.from_array(array, chunks=(chunk_rows or "auto", -1))
 
 
@@ -258,10 +266,14 @@ def _sketch_chunk(block: np.ndarray, kind: str, params: dict, block_info=None) -
     1 x 1 object array (a block of a ``dask.array`` is an array). So Dask fuses reading the
     chunk and sketching it into one task: on a cluster the rows stay where they are read
     and only the O(m d) sketch travels."""
-    start = block_info[0]["array-location"][0][0]  # the chunk's first row in X
+    (start, stop), (first, last) = block_info[0]["array-location"]  # the chunk's place in X
+    rows = f"rows {start}..{stop - 1}"
+    if np.shape(block) != (stop - start, last - first):
+        raise ValueError(f"X {rows} (a chunk) holds {' x '.join(map(str, np.shape(block)))} values where X "
+                         f"declares {stop - start} rows x {last - first} columns: its source changed or "
+                         "gives other rows than it declared; nothing was sketched")
     sketch = KINDS[kind](**params)
     block = np.asarray(block, dtype=np.float64)
-    rows = f"rows {start}..{start + block.shape[0] - 1}"
     try:
         sketch.extend(block)  # checks every value before any shrink (no LAPACK on NaN or inf)
     except ValueError as error:
@@ -330,8 +342,15 @@ def sketch_graph(X, m: int, *, kind: str = "fd", fast: bool = True, split_every:
         raise ValueError(f"alpha0 is Robust FD's starting regularizer (kind='rfd'); kind='fd' allows "
                          f"only alpha0=0, got {alpha0}")
     X = open_rows(X, key=key, chunk_rows=chunk_rows)
-    params = {"d": int(X.shape[1]), "m": m, "fast": fast, **({"alpha0": alpha0} if kind == "rfd" else {})}
-    KINDS[kind](**params)  # the sketch's own checks of m and fast, before any task runs
+    m = check_int("m", m, minimum=2)
+    if not isinstance(fast, (bool, np.bool_)):
+        raise ValueError(f"fast must be True or False, got {fast!r}")
+    # the buffer's size, checked arithmetically before one is allocated (m = 10**12 is a
+    # ValueError here, not a MemoryError)
+    check_matrix_size(f"a sketch of m = {m} (fast = {bool(fast)}) rows x d = {X.shape[1]} columns",
+                      2 * m if fast else m, int(X.shape[1]))
+    params = {"d": int(X.shape[1]), "m": m, "fast": bool(fast), **({"alpha0": alpha0} if kind == "rfd" else {})}
+    KINDS[kind](**params)  # the sketch's own checks, before any task runs
 
     token = tokenize(X.name, kind, params, split_every)
     leaves = X.map_blocks(_sketch_chunk, kind, params, dtype=object, chunks=((1,) * len(X.chunks[0]), (1,)),
@@ -373,10 +392,12 @@ def sketch_array(X, m: int, *, kind: str = "fd", fast: bool = True, split_every:
 
     Raises ``ValueError`` before anything runs for a bad argument or source, and while
     running for a chunk with NaN or inf (naming the rows; that chunk's sketch never calls
-    LAPACK on it).
+    LAPACK on it), or a chunk that is not the rows it declared (a ``from_delayed`` block
+    of another shape, a file rewritten since it was opened): a sketch that is returned has
+    seen every row, ``n_seen == X.shape[0]``.
     """
-    graph = sketch_graph(X, m, kind=kind, fast=fast, split_every=split_every, alpha0=alpha0,
-                         chunk_rows=chunk_rows, key=key)
+    X = open_rows(X, key=key, chunk_rows=chunk_rows)
+    graph = sketch_graph(X, m, kind=kind, fast=fast, split_every=split_every, alpha0=alpha0)
     if progress not in (True, False):
         raise ValueError(f"progress must be True or False, got {progress!r}")
     client = _active_client()
@@ -386,7 +407,7 @@ def sketch_array(X, m: int, *, kind: str = "fd", fast: bool = True, split_every:
             from distributed import progress as show_progress
 
             show_progress(future)
-        return future.result()
+        return _all_rows(future.result(), X.shape[0])
     from dask.diagnostics import ProgressBar
     from threadpoolctl import threadpool_limits
 
@@ -394,7 +415,15 @@ def sketch_array(X, m: int, *, kind: str = "fd", fast: bool = True, split_every:
     # fights for them (10-100x slower on a busy machine, benchmarks/README.md), so one BLAS
     # thread while the tasks run (a distributed worker sets the same in its own process).
     with threadpool_limits(limits=1, user_api="blas"), (ProgressBar() if progress else contextlib.nullcontext()):
-        return graph.compute()
+        return _all_rows(graph.compute(), X.shape[0])
+
+
+def _all_rows(sketch: FrequentDirections, rows: int) -> FrequentDirections:
+    """``sketch`` if it saw the ``rows`` rows ``X`` declares (``ValueError`` otherwise)."""
+    if sketch.n_seen != rows:
+        raise ValueError(f"the sketch saw {sketch.n_seen} rows where X declares {rows}: its source gave "
+                         "other rows than it declared; no sketch is returned")
+    return sketch
 
 
 def _active_client():

@@ -24,17 +24,16 @@ the way back and nothing ever unpickled. docs/merging.md gives the proofs and th
 from __future__ import annotations
 
 import io
-import math
-import zipfile
 from typing import Any, Iterable, NamedTuple
 
 import numpy as np
 
 from ._validation import check_int
+from .archive import ArchiveError, read_npz
 from .hooks import MergeEvent
 
 __all__ = ["Mergeable", "merge", "merge_levels", "MergeLevels", "pack_state", "unpack_state", "FORMAT",
-           "FORMAT_VERSION"]
+           "FORMAT_VERSION", "check_members"]
 
 #: The name stored under ``"format"`` in every archive :func:`pack_state` writes.
 FORMAT = "sketch-explorer"
@@ -69,7 +68,8 @@ class Mergeable:
         mine, theirs = self.get_params(), other.get_params()
         for key, value in mine.items():
             if theirs[key] != value:
-                raise ValueError(f"cannot merge {name}s with different {key}: {value!r} and {theirs[key]!r}")
+                raise ValueError(f"cannot merge two {name} sketches with different {key}: "
+                                 f"{value!r} and {theirs[key]!r}")
         merged, delta, n_shrinks, ranks = self._merged(other)
         listeners = [part for part in ((self,) if other is self else (self, other)) if part._listening()]
         if listeners:
@@ -97,7 +97,9 @@ class Mergeable:
         """The sketch ``to_bytes`` wrote. Refuses (``ValueError`` saying what is wrong) data
         that is not such an archive, a truncated or altered one, another format version,
         a sketch of another kind, and a state no run could have written (NaN, ...)."""
-        return cls.from_state_dict(unpack_state(data, (cls.__name__,)))
+        state = unpack_state(data, (cls.__name__,))
+        check_members(cls, state)
+        return cls.from_state_dict(state)
 
 
 class MergeLevels(NamedTuple):
@@ -185,7 +187,12 @@ def _merge_two(left: Mergeable, right: Mergeable) -> tuple[Mergeable, float]:
 
 def pack_state(state: dict[str, Any]) -> bytes:
     """A state dict as the bytes of an npz archive (uncompressed), with :data:`FORMAT` and
-    :data:`FORMAT_VERSION` added."""
+    :data:`FORMAT_VERSION` added. A value numpy could only store pickled (an object array,
+    an integer past 64 bits) is refused (``ValueError``): :func:`unpack_state` would refuse it."""
+    for key, value in state.items():
+        if np.asarray(value).dtype.hasobject:  # np.savez would pickle it
+            raise ValueError(f"the state's {key!r} = {str(value)[:60]} is not a plain number or array "
+                             "(a value past int64, say); the byte format never stores a pickled object")
     buffer = io.BytesIO()
     np.savez(buffer, format=FORMAT, format_version=FORMAT_VERSION, **state)
     return buffer.getvalue()
@@ -194,20 +201,22 @@ def pack_state(state: dict[str, Any]) -> bytes:
 def unpack_state(data: bytes, kinds: tuple[str, ...]) -> dict[str, Any]:
     """The state dict :func:`pack_state` wrote, if its ``kind`` is one of ``kinds``.
 
-    Checked before anything is read as an array: ``data`` is bytes, a zip archive whose
-    members are intact (CRC) and ``.npy`` arrays whose headers announce exactly the bytes
-    they hold (no header may make numpy allocate more than the archive carries), and no
-    object arrays (``allow_pickle=False``). Then the format name, its version and the kind.
-    The state's values are left to the class's ``from_state_dict`` (its ``StateReader``).
+    Checked before anything is read as an array, by :func:`explorer.archive.read_npz`:
+    ``data`` is bytes, a zip archive whose directory lists every member its end record
+    counts, whose members are stored (not compressed), do not overlap, are intact (CRC)
+    and are ``.npy`` arrays whose headers announce exactly the bytes they hold (no header
+    may make numpy allocate more than the archive carries), and no object arrays. Then the
+    format name, its version and the kind. The state's values are left to the class's
+    ``from_state_dict`` (its ``StateReader``); :func:`check_members` checks that every
+    member the format version writes is there.
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise ValueError(f"data must be bytes (what to_bytes returns), got {type(data).__name__}")
     data = bytes(data)
     try:
-        state = _read_npz(data)
-    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, NotImplementedError,
-            RuntimeError, OverflowError, SyntaxError, TypeError) as error:
-        raise ValueError(f"data is not a sketch's bytes: not an intact npz archive ({error})") from None
+        state = read_npz(data, "data", limit=len(data), stored_only=True)
+    except ArchiveError as error:
+        raise ValueError(f"data is not a sketch's bytes: not an intact npz archive ({error.reason})") from None
     if str(state.get("format", "")) != FORMAT:
         raise ValueError(f"data is not a sketch's bytes: its 'format' is {str(state.get('format'))!r}, "
                          f"not {FORMAT!r}")
@@ -224,36 +233,21 @@ def unpack_state(data: bytes, kinds: tuple[str, ...]) -> dict[str, Any]:
     return {key: value for key, value in state.items() if key not in _HEADER_KEYS}
 
 
-def _read_npz(data: bytes) -> dict[str, np.ndarray]:
-    """Every array of an npz archive in memory, after checking each member: stored (not
-    compressed), intact (CRC) and with a header that announces exactly its bytes."""
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        for info in archive.infolist():
-            if not info.filename.endswith(".npy"):
-                raise ValueError(f"member {info.filename!r} is not an .npy array")
-            if info.compress_type != zipfile.ZIP_STORED:  # no decompressor ever runs
-                raise ValueError(f"member {info.filename!r} is compressed (to_bytes never compresses)")
-        bad = archive.testzip()
-        if bad is not None:
-            raise ValueError(f"member {bad!r} is corrupted (CRC mismatch)")
-        for info in archive.infolist():
-            with archive.open(info) as member:
-                _check_header(member, info.file_size)
-    with np.load(io.BytesIO(data), allow_pickle=False) as archive:
-        return {name: archive[name] for name in archive.files}
+def check_members(cls: type, state: dict[str, Any]) -> None:
+    """Refuse a state of format version :data:`FORMAT_VERSION` that lacks a member
+    ``cls.state_dict()`` always writes (the keys of a fresh ``cls(1, 2)``'s state). A
+    ``load_state_dict`` may fill in a key that states written before it existed lack;
+    bytes of this format version were never written without it, so here its absence
+    means a damaged archive.
 
-
-def _check_header(member, size: int) -> None:
-    """Refuse an ``.npy`` member whose header does not announce exactly its ``size`` bytes."""
-    version = np.lib.format.read_magic(member)
-    if version == (1, 0):
-        shape, _, dtype = np.lib.format.read_array_header_1_0(member)
-    elif version == (2, 0):
-        shape, _, dtype = np.lib.format.read_array_header_2_0(member)
-    else:
-        raise ValueError(f"unsupported .npy version {version}")
-    if dtype.hasobject:
-        raise ValueError("an array holds Python objects (never unpickled)")
-    announced = member.tell() + math.prod(shape) * dtype.itemsize
-    if announced != size:
-        raise ValueError(f"an array's header announces {announced} bytes, its member holds {size}")
+    >>> from explorer import FrequentDirections
+    >>> state = FrequentDirections(2, 2).state_dict(); del state["frobenius_squared"]
+    >>> check_members(FrequentDirections, state)
+    Traceback (most recent call last):
+    ...
+    ValueError: data holds a FrequentDirections without 'frobenius_squared', which byte format version 1 always writes (a damaged archive)
+    """
+    missing = [key for key in cls(1, 2).state_dict() if key not in state]
+    if missing:
+        raise ValueError(f"data holds a {cls.__name__} without {', '.join(map(repr, missing))}, which byte "
+                         f"format version {FORMAT_VERSION} always writes (a damaged archive)")

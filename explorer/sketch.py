@@ -30,7 +30,7 @@ import scipy.linalg
 
 from ._validation import as_reals, as_row, as_rows, check_float, check_int
 from .hooks import Observable, ShrinkEvent
-from .merging import Mergeable, unpack_state
+from .merging import Mergeable, check_members, unpack_state
 from .params import Tunable
 from .state import StateReader, all_or_nothing, copy_array, generator_json, state_part, stateful
 
@@ -194,6 +194,32 @@ def shrink_amounts(squared: np.ndarray, m: int) -> tuple[float, np.ndarray]:
     delta = float(squared[m - 1]) if squared.size >= m else 0.0
     shrunk = np.maximum(squared[:m - 1] - delta, 0.0)
     return delta, shrunk[:int(np.count_nonzero(shrunk > 0.0))]
+
+
+def mass_bounds(held: float, delta_total: float, m: int, rank: int, work: int) -> tuple[float, float]:
+    """The range a sketch's ``||A||_F^2`` can have, given ``||B||_F^2 = held``.
+
+    A shrink of squared singular values ``s_1 >= s_2 >= ...`` with ``delta = s_m`` keeps
+    ``s_i - delta`` for ``i < m`` and drops the rest: it removes ``(m - 1) delta + sum_{i >= m}
+    s_i``, between ``m delta`` and ``rank delta`` (at most ``rank = min(capacity, d)``
+    values). So ``held + m Delta <= ||A||_F^2 <= held + rank Delta`` for every stream and
+    merge tree (before any shrink both ends are ``held``). ``work``: ``n_shrinks x capacity
+    x d``, which bounds the rounding (eigenvalues below ``d eps lambda_max`` count as 0),
+    as a relative slack of ``4 eps work`` (at most 1e-3), plus 1e-12 and 1e-300 absolute.
+
+    >>> mass_bounds(4.0, 0.0, 2, 3, 0) == (4.0 * (1 - 1e-12) - 1e-300, 4.0 * (1 + 1e-12) + 1e-300)
+    True
+    """
+    slack = 1e-12 + min(1e-3, 4 * _EPS * work)
+    return ((held + m * delta_total) * (1 - slack) - 1e-300, (held + rank * delta_total) * (1 + slack) + 1e-300)
+
+
+def check_buffer_shape(reader: StateReader, key: str, shape: tuple[int, int], settings: str) -> None:
+    """Refuse a state whose ``key`` does not have the ``shape`` its settings give, before
+    anything of that size is allocated (the state's own array bounds the allocation)."""
+    declared = reader.shape(key)
+    if declared != shape:
+        raise reader.refuse(key, f"an array of shape {shape} ({settings})", f"an array of shape {declared}")
 
 
 @stateful
@@ -467,9 +493,13 @@ class FrequentDirections(Observable, Tunable, Mergeable):
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "FrequentDirections":
+        """The sketch ``state`` describes; its ``buffer`` must have the shape ``d``, ``m``
+        and ``fast`` give, checked before the sketch's own buffer is allocated (so a state
+        claiming ``d = m = 10**6`` is a ``ValueError``, not a ``MemoryError``)."""
         reader = StateReader(state, cls)
-        sk = cls(reader.count("d", minimum=1), reader.count("m", minimum=2), fast=reader.flag("fast"),
-                 **cls._extra_arguments(reader))
+        d, m, fast = reader.count("d", minimum=1), reader.count("m", minimum=2), reader.flag("fast")
+        check_buffer_shape(reader, "buffer", (2 * m if fast else m, d), f"d = {d}, m = {m}, fast = {fast}")
+        sk = cls(d, m, fast=fast, **cls._extra_arguments(reader))
         sk.load_state_dict(state)
         return sk
 
@@ -499,12 +529,15 @@ class FrequentDirections(Observable, Tunable, Mergeable):
             held = float(np.sum(buffer ** 2)) if filled else 0.0
         if not held + delta_total <= MAX_SQUARED_MASS:
             raise reader.refuse("buffer", f"of total squared norm at most {MAX_SQUARED_MASS:.0e}", held)
-        # A state saved before the total was kept: ||B||_F^2 + Delta is a lower bound of it.
+        low, high = mass_bounds(held, delta_total, self.m, min(self.capacity, self.d), n_shrinks * self.capacity * self.d)
+        # A state saved before the total was kept: ||B||_F^2 + m Delta (less its rounding
+        # slack) is a lower bound of it. Bytes of the format always have it (check_members).
         total = (reader.number("frobenius_squared", minimum=0.0, maximum=MAX_SQUARED_MASS)
-                 if reader.has("frobenius_squared") else held + delta_total)
-        if total < (held + delta_total) * (1 - 1e-9):
-            raise reader.refuse("frobenius_squared", f">= ||B||_F^2 + delta_total = {held + delta_total:.6g} "
-                                "(a shrink only removes mass it accounts for)", total)
+                 if reader.has("frobenius_squared") else max(held + delta_total, low))
+        if not low <= total <= high:
+            raise reader.refuse("frobenius_squared", f"within [{low:.6g}, {high:.6g}]: ||B||_F^2 + m delta_total "
+                                f"<= ||A||_F^2 <= ||B||_F^2 + min(capacity, d) delta_total (each shrink removes "
+                                f"between m and min(capacity, d) times its delta; none: exactly ||B||_F^2)", total)
         self._buffer[:] = buffer
         self._filled, self.n_seen, self.n_shrinks = filled, n_seen, n_shrinks
         self.delta_total, self._frobenius_squared = delta_total, total
@@ -692,7 +725,10 @@ class GeneralizedFrequentDirections(Observable, Tunable, Mergeable):
     @classmethod
     def from_state_dict(cls, state: dict) -> "GeneralizedFrequentDirections":
         reader = StateReader(state, cls)
-        sk = cls(reader.count("d", minimum=1), reader.count("m", minimum=2), fast=reader.flag("fast"))
+        d, m, fast = reader.count("d", minimum=1), reader.count("m", minimum=2), reader.flag("fast")
+        for part in ("positive", "negative"):  # before the parts' buffers are allocated
+            check_buffer_shape(reader, f"{part}.buffer", (2 * m if fast else m, d), f"d = {d}, m = {m}, fast = {fast}")
+        sk = cls(d, m, fast=fast)
         sk.load_state_dict(state)
         return sk
 
@@ -728,7 +764,9 @@ def from_bytes(data: bytes) -> "FrequentDirections | GeneralizedFrequentDirectio
     ('RobustFrequentDirections', True)
     """
     state = unpack_state(data, tuple(_MERGEABLE))
-    return _MERGEABLE[str(state["kind"])].from_state_dict(state)
+    cls = _MERGEABLE[str(state["kind"])]
+    check_members(cls, state)
+    return cls.from_state_dict(state)
 
 
 def _check_weight(s) -> float:
@@ -819,7 +857,9 @@ class RandomProjectionSketch(Observable, Tunable):
     @classmethod
     def from_state_dict(cls, state: dict) -> "RandomProjectionSketch":
         reader = StateReader(state, cls)
-        sk = cls(reader.count("d", minimum=1), reader.count("m", minimum=1))
+        d, m = reader.count("d", minimum=1), reader.count("m", minimum=1)
+        check_buffer_shape(reader, "buffer", (m, d), f"d = {d}, m = {m}")  # before allocating B
+        sk = cls(d, m)
         sk.load_state_dict(state)
         return sk
 

@@ -22,7 +22,15 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from .archive import ArchiveError, open_npz
+
 _REGISTRY: dict[str, type] = {}
+
+#: The largest counter a state may hold (``n_seen``, ``t``, ...): 2^53, so it stays exact
+#: as a float and is stored as a plain int64, never as a pickled Python integer.
+MAX_COUNT = 2 ** 53
+#: The most bytes of array data :func:`load_state` reads from one file (2 GiB).
+MAX_STATE_BYTES = 2 ** 31
 
 
 def stateful(cls: type) -> type:
@@ -62,13 +70,24 @@ def save_state(obj: Any, file) -> None:
 
 
 def load_state(file) -> Any:
-    """Rebuild the object saved by :func:`save_state` (no pickle is ever loaded)."""
-    with np.load(file, allow_pickle=False) as archive:
-        state = {name: archive[name] for name in archive.files}
-    kind = str(state.get("kind", ""))
-    if kind not in _REGISTRY:
-        raise ValueError(f"unknown state kind {kind!r}; known kinds: {sorted(_REGISTRY)}")
-    return _REGISTRY[kind].from_state_dict(state)
+    """Rebuild the object saved by :func:`save_state` (no pickle is ever loaded).
+
+    ``file``: a path or a binary file object. The archive goes through
+    :func:`explorer.archive.open_npz` (a regular file, an intact zip whose members do not
+    overlap, ``.npy`` headers declaring at most :data:`MAX_STATE_BYTES` of data in all,
+    no objects), and each array is read only when the class asks for it, after its
+    declared shape is checked (:meth:`StateReader.array`): an extra or oversized member
+    costs nothing. Everything refused is a ``ValueError`` naming the file and the reason.
+    """
+    with open_npz(file, limit=MAX_STATE_BYTES) as archive:
+        if "kind" not in archive or archive.header("kind").nbytes > 4096:
+            raise ArchiveError(archive.name, "holds no state: no 'kind' naming its class "
+                                             "(save_state writes one)")
+        kind = str(archive["kind"])
+        if kind not in _REGISTRY:
+            raise ValueError(f"{archive.name}: unknown state kind {kind[:100]!r}; known kinds: "
+                             f"{sorted(_REGISTRY)}")
+        return _REGISTRY[kind].from_state_dict(archive)
 
 
 def check_kind(state: dict, cls: type | str) -> None:
@@ -117,15 +136,29 @@ class StateReader:
         """The error for a value that is not what ``allowed`` says (for a class's own invariants)."""
         return ValueError(f"{self.owner} state: {self.prefix + key!r} must be {allowed}, got {value!r}")
 
-    def count(self, key: str, *, minimum: int = 0, maximum: int | None = None) -> int:
-        """An integer in [minimum, maximum] (a counter, a size, a position)."""
+    def shape(self, key: str) -> tuple[int, ...]:
+        """The shape of the stored value, without reading it when the state is an archive
+        (:class:`explorer.archive.NpzArchive`: its header's shape); a missing key is
+        refused. What a class checks before allocating from the state's sizes."""
+        if key not in self._state:
+            self.raw(key)  # refuses
+        header = getattr(self._state, "header", None)
+        return tuple(header(key).shape) if header is not None else np.shape(self._state[key])
+
+    def count(self, key: str, *, minimum: int = 0, maximum: int | None = MAX_COUNT) -> int:
+        """An integer in [minimum, maximum] (a counter, a size, a position; at most
+        :data:`MAX_COUNT` unless ``maximum`` says otherwise, None for no bound)."""
         value = self.raw(key)
         allowed = (f"an integer >= {minimum}" if maximum is None
-                   else f"an integer in [{minimum}, {maximum}]")
+                   else f"an integer in [{minimum}, {maximum}]" if maximum != MAX_COUNT
+                   else f"an integer >= {minimum}")
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
             raise self.refuse(key, allowed, value)
-        if value < minimum or (maximum is not None and value > maximum):
+        if value < minimum:
             raise self.refuse(key, allowed, int(value))
+        if maximum is not None and value > maximum:
+            shown = "2**53 (a count past it is no run's)" if maximum == MAX_COUNT else maximum
+            raise self.refuse(key, f"an integer in [{minimum}, {shown}]", int(value))
         return int(value)
 
     def number(self, key: str, *, minimum: float = -np.inf, maximum: float = np.inf,
@@ -163,7 +196,7 @@ class StateReader:
     def seed(self, key: str = "seed") -> int | None:
         """The seed an object was built with, stored as -1 for None (a state written before
         seeds were kept has none: None)."""
-        value = self.count(key, minimum=-1) if self.has(key) else -1
+        value = self.count(key, minimum=-1, maximum=2 ** 63 - 1) if self.has(key) else -1
         return None if value < 0 else value
 
     def generator_state(self, key: str = "rng") -> dict:
@@ -177,8 +210,11 @@ class StateReader:
         return scratch.bit_generator.state
 
     def array(self, key: str, shape: tuple[int, ...]) -> np.ndarray:
-        """A finite float array of exactly ``shape``, copied in its layout (:func:`copy_array`)."""
-        self.raw(key)  # refuses a missing key
+        """A finite float array of exactly ``shape``, copied in its layout (:func:`copy_array`).
+        The shape is checked before the array is read (:meth:`shape`)."""
+        declared = self.shape(key)  # refuses a missing key
+        if declared != tuple(shape):
+            raise self.refuse(key, f"a real array of shape {tuple(shape)}", f"an array of shape {declared}")
         array = np.asarray(self._state[key])
         if array.dtype.kind not in "fiu" or array.shape != tuple(shape):
             raise self.refuse(key, f"a real array of shape {tuple(shape)}",
@@ -196,7 +232,7 @@ def generator_json(rng: np.random.Generator) -> str:
 
 def state_part(state: dict, prefix: str) -> dict:
     """The entries of ``state`` under ``prefix`` (``"positive."``), with the prefix removed."""
-    return {key[len(prefix):]: value for key, value in state.items() if key.startswith(prefix)}
+    return {key[len(prefix):]: state[key] for key in state if key.startswith(prefix)}
 
 
 def nonfinite_entries(state: dict) -> list[str]:

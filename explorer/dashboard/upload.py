@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import csv
 import io
-import zipfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..archive import ArchiveError, ArrayHeader, open_npz, read_npy
 from ..sketch import MAX_SQUARED_MASS, squared_norms
 
 __all__ = ["UploadedData", "parse_upload", "check_size", "MAX_BYTES", "MAX_ROWS", "MAX_COLUMNS",
@@ -49,10 +48,6 @@ LABEL_COLUMNS = ("y", "label", "target")
 """A CSV column with one of these header names becomes the labels ``y``, not a feature."""
 FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "csv", ".npz": "npz", ".npy": "npy",
            ".svm": "libsvm", ".libsvm": "libsvm", ".svmlight": "libsvm"}
-_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError,
-               NotImplementedError, RuntimeError)
-"""What :mod:`zipfile` raises on a broken, encrypted or oddly compressed archive."""
-
 
 @dataclass(frozen=True)
 class UploadedData:
@@ -248,69 +243,69 @@ def _parse_libsvm(name: str, content: bytes) -> tuple[np.ndarray, np.ndarray]:
 def _parse_npy(name: str, content: bytes) -> tuple[np.ndarray, None]:
     if content.startswith(b"PK\x03\x04"):
         raise ValueError(f"{name}: is an .npz archive; name the file .npz")
-    return _read_npy(name, io.BytesIO(content), "the file"), None
+    try:
+        return read_npy(content, name, accept=_accept(name, "the file")), None
+    except ArchiveError as error:
+        raise ValueError(_npy_message(error, "the file")) from None
 
 
 def _parse_npz(name: str, content: bytes) -> tuple[np.ndarray, np.ndarray | None]:
-    """An archive (``np.savez``) with an array ``X`` (or exactly one array), optionally ``y``."""
+    """An archive (``np.savez``) with an array ``X`` (or exactly one array), optionally ``y``,
+    read by :func:`explorer.archive.open_npz` (members checked, headers within the limits
+    before any data is read or inflated)."""
     try:
-        with zipfile.ZipFile(io.BytesIO(content)) as archive:
-            members = {info.filename[:-4]: info for info in archive.infolist()
-                       if info.filename.endswith(".npy")}
-            keys = sorted(members)
+        with open_npz(content, name, limit=_MAX_DATA_BYTES, accept=_accept_member(name)) as archive:
+            keys = sorted(archive)
             if not keys:
                 raise ValueError(f"{name}: the archive holds no .npy arrays; save one with "
                                  f"np.savez(file, X=rows, y=labels)")
-            key = "X" if "X" in members else (keys[0] if len(keys) == 1 else None)
+            key = "X" if "X" in archive else (keys[0] if len(keys) == 1 else None)
             if key is None:
                 raise ValueError(f"{name}: holds arrays {keys}; name the data array 'X' "
                                  f"(and labels 'y')")
-            X = _read_member(name, archive, members[key], key)
-            y = _read_member(name, archive, members["y"], "y") if "y" in members and key != "y" else None
-    except _ZIP_ERRORS:
+            X = archive[key]
+            y = archive["y"] if "y" in archive and key != "y" else None
+    except ArchiveError as error:
+        if "Python objects" in error.reason or "is not a NumPy .npy array" in error.reason:
+            raise ValueError(_npy_message(error, error.reason.split(" is not", 1)[0].split(" holds", 1)[0])) from None
+        if error.reason.startswith("its arrays declare"):
+            raise ValueError(str(error)) from None
         raise ValueError(f"{name}: not a NumPy .npz archive (a zip of .npy arrays, as "
-                         f"np.savez writes), or a damaged one") from None
+                         f"np.savez writes), or a damaged one ({error.reason})") from None
     return X, y
 
 
-def _read_member(name: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo, key: str) -> np.ndarray:
-    with archive.open(info) as stream:
-        return _read_npy(name, stream, f"array {key!r}")
+_MAX_DATA_BYTES = 2 * MAX_ROWS * (MAX_COLUMNS + 1) * 8
+"""The most array data an archive may declare: X and y of the largest accepted shape."""
 
 
-def _read_npy(name: str, stream, what: str) -> np.ndarray:
-    """One ``.npy`` array from ``stream``: its header is read and checked (a number type,
-    no objects, 1 or 2 dimensions within the limits) before any data, which is then read
-    as exactly the bytes the header declares (no pickle, no allocation from a lie)."""
-    fmt = np.lib.format
-    try:
-        version = fmt.read_magic(stream)
-        readers = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}
-        if version not in readers:
-            raise ValueError(f"format version {version}")
-        shape, fortran_order, dtype = readers[version](stream)
-    except (ValueError, TypeError, SyntaxError, EOFError, OSError):
-        raise ValueError(f"{name}: {what} is not a NumPy .npy array (as np.save writes) "
-                         f"or its header is damaged") from None
-    if dtype.hasobject:
-        raise ValueError(f"{name}: {what} holds Python objects, which would need unpickling "
-                         f"(object arrays are refused); save an array of numbers")
-    if dtype.kind not in "biuf":
-        raise ValueError(f"{name}: the data must be numbers, got dtype {dtype} in {what}")
-    if min(shape, default=0) < 0:
-        raise ValueError(f"{name}: {what} declares a negative shape {shape} (a damaged file)")
-    if len(shape) not in (1, 2):
-        raise ValueError(f"{name}: {what} has shape {shape}; need a table (2-D) or a column (1-D)")
-    rows, columns = (*shape, 1)[:2]
-    if rows > MAX_ROWS or columns > MAX_COLUMNS:
-        raise ValueError(f"{name}: {what} has {rows} rows x {columns} columns, which is too "
-                         f"large; at most {MAX_ROWS} rows and {MAX_COLUMNS} columns")
-    size = rows * columns * dtype.itemsize
-    data = stream.read(size)
-    if len(data) != size or stream.read(1):
-        raise ValueError(f"{name}: {what} holds {'fewer' if len(data) < size else 'more'} bytes "
-                         f"than its header declares (a damaged file)")
-    return np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran_order else "C")
+def _accept_member(name: str):
+    return lambda key, header: _accept(name, f"array {key!r}")(header)
+
+
+def _accept(name: str, what: str):
+    """The upload's own checks of a declared array, before any of its data is read: a
+    number type, 1 or 2 dimensions, at most :data:`MAX_ROWS` x :data:`MAX_COLUMNS`."""
+    def accept(header: ArrayHeader) -> None:
+        shape, dtype = header.shape, header.dtype
+        if dtype.kind not in "biuf":
+            raise ValueError(f"{name}: the data must be numbers, got dtype {dtype} in {what}")
+        if len(shape) not in (1, 2):
+            raise ValueError(f"{name}: {what} has shape {shape}; need a table (2-D) or a column (1-D)")
+        rows, columns = (*shape, 1)[:2]
+        if rows > MAX_ROWS or columns > MAX_COLUMNS:
+            raise ValueError(f"{name}: {what} has {rows} rows x {columns} columns, which is too "
+                             f"large; at most {MAX_ROWS} rows and {MAX_COLUMNS} columns")
+    return accept
+
+
+def _npy_message(error: ArchiveError, what: str) -> str:
+    if "Python objects" in error.reason:
+        return (f"{error.name}: {what} holds Python objects, which would need unpickling "
+                f"(object arrays are refused); save an array of numbers")
+    if "is not a NumPy .npy array" in error.reason:
+        return f"{error.name}: {what} is not a NumPy .npy array (as np.save writes) or its header is damaged"
+    return str(error)
 
 
 # -- every format --------------------------------------------------------------------------
