@@ -50,6 +50,10 @@ from .sketch import (
     MAX_SQUARED_MASS, FrequentDirections, RandomProjectionSketch, RobustFrequentDirections,
     ShrinkRecord,
 )
+from .son_defaults import (
+    AUTO, AUTO_NAMES, FIXED_SHIFT_SKETCHES, PLACEHOLDERS, auto_names, auto_settings, default_mu, given_setting,
+    scales_agree, unsketched_alpha0,
+)
 from .state import StateReader, all_or_nothing, copy_array, state_part, stateful
 
 __all__ = ["SketchedOnlineNewton", "SKETCHES", "SUPPORTED_LOSSES", "SCALES", "AUTO", "auto_settings",
@@ -68,87 +72,24 @@ TINY_SQUARED_ROW = 1e-290
 #: implies (relative): rounding over a long run stays far below, a tampered file does not.
 STATE_TOLERANCE = 1e-6
 
-#: The default of ``alpha0``, ``eta`` and ``C``: resolved from the data (:func:`auto_settings`).
-AUTO = "auto"
-#: The auto slab ``C`` is this many times the label scale (1 for the logistic loss).
-AUTO_SLAB = 10.0
-#: The settings ``AUTO`` may stand for (``mu`` follows ``C`` when not given).
-AUTO_NAMES = ("alpha0", "eta", "C", "mu")
-#: Where a pending setting holds while no round has had a non-zero gradient (nothing reads
-#: them then: ``u = 0``, every prediction is 0 and no row reaches the curvature).
-PLACEHOLDERS = {"alpha0": 0.0, "eta": 0.0, "C": 1.0, "mu": 0.0}
-
-
-def default_mu(loss: str, C: float) -> float:
-    """The exp-concavity constant ``mu`` of Assumption 2 on the slab ``|w^T x| <= C``.
-
-    squared ``(z - y)^2`` with ``|z|, |y| <= C``: ``l'' = 2`` and ``l'^2 <= 16 C^2``, so
-    ``mu = 1 / (8 C^2)`` (JMLR 2019); logistic: ``l'' / l'^2 >= e^{-C}``, so ``mu = e^{-C}``.
-
-    >>> default_mu("squared", 1.0), round(default_mu("logistic", 1.0), 4)
-    (0.125, 0.3679)
-    """
-    if loss == "squared":
-        return 1.0 / (8.0 * C ** 2)
-    if loss == "logistic":
-        return float(np.exp(-C))
-    raise ValueError(f"loss must be 'squared' or 'logistic', got {loss!r}")
-
-
-def auto_settings(loss: str, label_scale: float, *, eta: bool = True, mu: bool = True) -> dict:
-    """The label-scale part of the ``"auto"`` defaults: ``C`` and, if asked, ``eta`` and ``mu``.
-
-    ``Y = label_scale`` (1 for the logistic loss's -1/+1 labels, ``|y|`` of the first round
-    with a non-zero gradient for the squared loss). The slab is ``C = AUTO_SLAB * Y``, wide
-    enough that predictions are rarely capped; ``mu`` stays the exp-concavity constant of
-    Assumption 2 on that slab (:func:`default_mu`), and ``eta = default_mu(loss, Y)``: the
-    constant of Assumption 2 on the labels' own slab ``|w^T x| <= Y``, the curvature weight
-    Theorem 5's bound (JMLR 2019, eq. 11) would use for comparators that fit the labels.
-    Both scale as ``1 / Y^2`` for the squared loss, so the steps scale with the labels.
-
-    >>> auto_settings("logistic", 1.0)["C"], round(auto_settings("logistic", 1.0)["eta"], 4)
-    (10.0, 0.3679)
-    >>> auto_settings("squared", 2.0)
-    {'C': 20.0, 'eta': 0.03125, 'mu': 0.0003125}
-    """
-    C = AUTO_SLAB * label_scale
-    settings = {"C": C}
-    if eta:
-        settings["eta"] = default_mu(loss, label_scale)
-    if mu:
-        settings["mu"] = default_mu(loss, C)
-    for name, value in settings.items():
-        if not SCALES[0] <= value <= SCALES[1]:
-            raise ValueError(f"the auto {name} for the {loss} loss and the label scale "
-                             f"{label_scale:.3g} is {value:.3g}, outside [{SCALES[0]:.0e}, "
-                             f"{SCALES[1]:.0e}]; give C and eta")
-    return settings
-
-
-def _given(name: str, value, *, zero: bool):
-    """A constructor's ``alpha0``, ``eta`` or ``C``: :data:`AUTO` or a number (check_scale)."""
-    if isinstance(value, str):
-        if value == AUTO:
-            return AUTO
-        raise ValueError(f"{name} must be 'auto' or a number, got {value!r}")
-    return check_scale(name, value, zero=zero)
-
-
-def _names(reader: StateReader, key: str) -> tuple[str, ...]:
-    """A state's comma-separated list of :data:`AUTO_NAMES` (missing, in older states: none)."""
-    if not reader.has(key):
-        return ()
-    names = tuple(name for name in reader.text(key).split(",") if name)
-    if not set(names) <= set(AUTO_NAMES) or len(set(names)) < len(names):
-        raise reader.refuse(key, f"comma-separated names among {', '.join(AUTO_NAMES)}", reader.raw(key))
-    return names
-
+#: How far (relative to ``|u^T x|``) the H-norm slab projection may land from the face
+#: ``w^T x = +-C`` before it counts as lost to rounding and the Euclidean one is used.
+FACE_MISS = 1e-3
 
 def _quiet() -> np.errstate:
     """Overflows inside a round are checked for and refused with a message; numpy's
     warnings about them would only repeat it (entering this costs about 4% of a learn()
     round at d = 500; learn_many enters it once per call)."""
     return np.errstate(over="ignore", invalid="ignore", divide="ignore")
+
+
+def _moved(u: np.ndarray, excess: float, direction: np.ndarray, norm: float) -> np.ndarray | None:
+    """``u - excess * direction / norm`` (a slab projection), or None if it is not finite;
+    ``excess * direction`` may overflow where ``direction * (excess / norm)`` does not."""
+    w = u - excess * direction / norm
+    if not all_finite(w):
+        w = u - direction * (excess / norm)
+    return w if all_finite(w) else None
 
 
 class _Refused(ValueError):
@@ -474,17 +415,12 @@ class SketchedOnlineNewton(Tunable, Observable):
     and a wider slab (``C = 10`` with ``alpha0 > 0`` and a small ``eta``) made about a third
     fewer mistakes on the benchmark stream (lesson 3, "How wide a slab?").
 
-    Defaults (issue 16): ``alpha0``, ``eta`` and ``C`` are ``"auto"``, resolved once, at the
-    first round with a non-zero gradient (:meth:`_resolve`; before it ``u = 0`` and nothing
-    is learned, so this is the same as knowing them from the start): ``C = 10 Y`` and
-    ``eta = default_mu(loss, Y)`` for the label scale ``Y`` (1 for the logistic loss, known
-    at once; ``|y|`` for the squared loss), ``mu = default_mu(loss, C)`` unless given,
-    ``alpha0`` the squared norm of that round's curvature row. The old defaults
-    ``alpha0=0.0, eta=0.0, C=1.0`` (the JMLR setting) made the majority-class rate on
-    ``benchmarks/newton_vs_vw.py``'s stream; the auto ones come within 0.5 points of the
-    tuned error there and on Adult and MNIST 4-vs-9 (``benchmarks/newton_defaults.py``).
-    ``get_params()`` keeps ``"auto"``; the properties and ``state_dict`` hold the values in
-    use (placeholders while :attr:`pending_defaults` is not empty).
+    Defaults: ``alpha0``, ``eta`` and ``C`` are ``"auto"``, resolved at the first round with
+    a non-zero gradient (before it ``u = 0``) by the rules of :mod:`explorer.son_defaults`
+    (:meth:`_resolve`), provisionally until a later row of a similar scale confirms them
+    (:meth:`_check_anchor`). ``get_params()`` keeps ``"auto"``; the properties and
+    ``state_dict`` hold the values in use (placeholders while :attr:`pending_defaults` is
+    not empty). The JMLR setting is ``alpha0=0.0, eta=0.0, C=1.0``.
 
     With ``alpha = 0`` (RFD-SON with ``alpha0 = 0`` before the first shrink) the step uses
     the pseudo-inverse and the slab projection is Euclidean; with ``alpha > 0`` it is in
@@ -549,8 +485,8 @@ class SketchedOnlineNewton(Tunable, Observable):
             raise ValueError(f"fast must be True or False, got {fast!r}")
         self.fast = bool(fast)
         self._check_size()
-        given = {"alpha0": _given("alpha0", alpha0, zero=True), "eta": _given("eta", eta, zero=True),
-                 "C": _given("C", C, zero=False)}
+        given = {"alpha0": given_setting("alpha0", alpha0, zero=True), "eta": given_setting("eta", eta, zero=True),
+                 "C": given_setting("C", C, zero=False)}
         if mu is None and given["C"] == AUTO:
             given["mu"] = AUTO
         #: the settings given as "auto", and those still waiting for data (see _resolve)
@@ -558,6 +494,8 @@ class SketchedOnlineNewton(Tunable, Observable):
         self._pending = self._auto if self.loss == "squared" else tuple(
             name for name in self._auto if name == "alpha0")  # logistic: Y = 1 is known
         self._pending_at_start = self._pending
+        #: (|x|^2, |y|) of the row the auto settings came from, until a later row confirms them
+        self._anchor: tuple[float, float] | None = None
         if self.sketch_kind == "full" and given["alpha0"] == 0:
             raise ValueError("alpha0 must be > 0 for sketch='full' (H_0 = alpha0 I is inverted), got 0")
         if self.loss == "logistic":
@@ -645,35 +583,77 @@ class SketchedOnlineNewton(Tunable, Observable):
 
     def _resolve(self, x: np.ndarray, y: float, slope: float, t: int) -> None:
         """Resolve the pending ``"auto"`` settings at the first round whose gradient
-        ``g = l'(0, y) x`` is not zero (earlier rounds changed nothing but ``t``: ``u = 0``,
-        so they ran alike under any setting; resolving here is resolving from the start).
-
-        ``C``, ``eta``, ``mu`` from the label scale ``Y = |y|`` (:func:`auto_settings`),
-        then ``alpha0 = ||sqrt(mu + eta_t) g||^2``, the squared norm of this round's own
-        curvature row: ``H_0 = alpha0 I`` is as strong in every direction as the first
-        gradient's ``(mu + eta) g g^T`` is along ``g`` (its one non-zero eigenvalue), so the
-        first Newton step is half the pseudo-inverse's ``g / ((mu + eta) |g|^2)``, and the
-        bound (11) (JMLR 2019, Theorem 5: ``alpha0 ||w||^2 / 2`` against
-        ``m / (2(mu + eta)) ln(1 / alpha0)``) sees an ``alpha0`` in the units of ``g g^T``,
-        whatever the scale of x and y. x -> s x gives alpha0 -> s^2 alpha0, u -> u / s: the
-        same predictions (scale-equivariant, like RFD-SON with alpha0 = 0). Raises
-        :class:`_Refused` for settings out of range; the caller undoes everything (the
-        settings too)."""
+        ``g = l'(0, y) x`` is not zero (earlier rounds changed nothing but ``t``), by the
+        rules of :mod:`explorer.son_defaults`: each pending one of ``C``, ``eta``, ``mu``
+        from ``Y = |y|``; ``alpha0 = ||sqrt(mu + eta_t) g||^2`` (RFD-SON, FULL-ON) or
+        ``2 l''_max ||x||^2`` (FD, RP, Oja-SON, raised by later rows: :meth:`_raise_alpha0`).
+        Raises :class:`_Refused` for settings out of range; the caller undoes everything."""
         pending = set(self._pending)
-        if "C" in pending:
+        if pending & {"C", "eta", "mu"}:
             try:
-                labels = auto_settings(self.loss, abs(y), eta="eta" in pending, mu="mu" in pending)
+                labels = auto_settings(self.loss, abs(y), slab="C" in pending, eta="eta" in pending,
+                                       mu="mu" in pending)
             except ValueError as error:
                 raise _Refused(str(error)) from None
-            self.C = labels["C"]
+            self.C = labels.get("C", self.C)
             self._eta = labels.get("eta", self._eta)
             self.mu = labels.get("mu", self.mu)
         if "alpha0" in pending:
             row = math.sqrt(self.curvature_weight(t)) * slope * x
             self._curvature_row_is_new(row, x)  # refuses a row the curvature cannot take
-            self._alpha0 = _ddot(row, row)
+            self._alpha0 = self._needed_alpha0(x) if self.sketch_kind in FIXED_SHIFT_SKETCHES else _ddot(row, row)
         self._pending = ()
+        squared = _ddot(x, x)
+        self._anchor = (squared, abs(y) if self.loss == "squared" else 0.0) if squared > 0 else None
         self._use_curvature(self._make_curvature())
+
+    def _check_anchor(self, x: np.ndarray, y: float) -> None:
+        """Auto settings resolved from one row are provisional: the next non-zero row that
+        :func:`~explorer.son_defaults.scales_agree` with it confirms them; one that does not
+        (the first row was 1e-140 where the rest are 1, or the other way round) discards the
+        provisional start, ``u``, the sketch and the settings, and this round resolves them
+        again from its own row: one degenerate first row cannot fix the scale for ever."""
+        if self._anchor is None or not x.any():
+            return
+        if scales_agree(self._anchor, _ddot(x, x), y):
+            self._anchor = None
+            return
+        for name in self._pending_at_start:
+            value = self._placeholder(name)
+            if name in ("alpha0", "eta"):
+                setattr(self, f"_{name}", value)
+            else:
+                setattr(self, name, value)
+        self._pending, self._anchor, self.u = self._pending_at_start, None, np.zeros(self.d)
+        self._use_curvature(self._make_curvature())
+
+    def _needed_alpha0(self, x: np.ndarray) -> float:
+        """FD/RP/Oja-SON's auto alpha0 for the row x (:func:`~explorer.son_defaults.unsketched_alpha0`)."""
+        alpha0 = unsketched_alpha0(self.loss, _ddot(x, x))
+        if not 0.0 < alpha0 <= MAX_SQUARED_MASS:
+            raise _Refused(f"the auto alpha0 2 l''_max |x|^2 = {alpha0:.3g} for this row is outside "
+                           f"(0, {MAX_SQUARED_MASS:.0e}]; rescale the data")
+        return alpha0
+
+    def _raise_alpha0(self, x: np.ndarray) -> Callable[[], None] | None:
+        """FD/RP/Oja-SON with an auto alpha0: raise it to this row's
+        :meth:`_needed_alpha0` if that is larger (the largest over the rows seen, so one
+        tiny first row cannot fix it); returns a function that undoes the raise exactly,
+        or None if nothing changed."""
+        if self.sketch_kind not in FIXED_SHIFT_SKETCHES or "alpha0" not in self._auto:
+            return None
+        needed = self._needed_alpha0(x)
+        if not needed > self._alpha0:
+            return None
+        curvature = self._curvature
+        kept = (self._alpha0, curvature.factor.copy(order="K"), curvature.factored, curvature.shift)
+
+        def undo() -> None:
+            self._alpha0 = curvature.alpha0 = kept[0]
+            curvature.factor[:], curvature.factored, curvature.shift = kept[1:]
+        self._alpha0 = curvature.alpha0 = needed
+        curvature.refactor()
+        return undo
 
     def _use_curvature(self, curvature) -> None:
         """Keep ``curvature`` (built for the alpha0 now in use), its sketch's events forwarded
@@ -768,7 +748,8 @@ class SketchedOnlineNewton(Tunable, Observable):
         y = check_label(y, self.loss, bound=SCALES[1])
         try:
             # a round that resolves "auto" settings is undone whole, settings included
-            with _quiet(), all_or_nothing(self) if self._pending else contextlib.nullcontext():
+            provisional = self._pending or self._anchor is not None
+            with _quiet(), all_or_nothing(self) if provisional else contextlib.nullcontext():
                 done = self._round(x, y, undoable=True, record=record)
         except _Refused as refusal:
             raise Diverged(f"x: {refusal}; nothing was updated", t=self.t + 1) from None
@@ -813,8 +794,9 @@ class SketchedOnlineNewton(Tunable, Observable):
         asked for (``step``) or a hook listens (it is then sent to the hooks), else None:
         ``learn`` pays nothing for it. Nothing of the learner's own is stored until the new
         ``u`` is known to be finite; the curvature puts itself back if ``undoable``."""
-        w, z = self._project(x)
-        loss, slope = self._loss_function.value_and_derivative(z, y)
+        self._check_anchor(x, y)
+        w, at, z = self._project(x)
+        loss, slope = self._loss_function.value_and_derivative(at, y)
         if not (math.isfinite(loss) and math.isfinite(slope)):
             raise _Refused(f"the loss at the prediction {z:.6g} and the label {y:.6g} overflows")
         t = self.t + 1
@@ -826,7 +808,13 @@ class SketchedOnlineNewton(Tunable, Observable):
             g = slope * x
             row = scale * g
             if self._curvature_row_is_new(row, g):  # g = 0 adds nothing to H and leaves u = w
-                w, shrink = self._curvature.step(w, g, row, scale, undoable)
+                raised = self._raise_alpha0(x)
+                try:
+                    w, shrink = self._curvature.step(w, g, row, scale, undoable)
+                except _Refused:
+                    if raised is not None and undoable:
+                        raised()
+                    raise
         self.u, self.t = w, t
         if not (record or self._hooks):
             return loss, z, None
@@ -854,16 +842,24 @@ class SketchedOnlineNewton(Tunable, Observable):
                            f"overflows); rescale the data or the labels down")
         return True
 
-    def _project(self, x: np.ndarray) -> tuple[np.ndarray, float]:
-        """``(w_t, w_t^T x)``: step 1, the slab projection, and the prediction it gives."""
+    def _project(self, x: np.ndarray) -> tuple[np.ndarray, float, float]:
+        """``(w_t, a_t, z_t)``: step 1, the slab projection, the point ``a_t`` the loss is
+        taken at and the prediction ``z_t = clip(w_t^T x, -C, C)``: :meth:`predict`'s
+        ``clip(u_t^T x, -C, C)`` up to rounding, never outside ``[-C, C]``.
+
+        When H is ill-conditioned (alpha tiny next to ``B^T B``) ``H^{-1} x`` can lose every
+        digit and the H-norm projection miss the face ``w^T x = +-C`` by far: such a ``w``
+        (off by more than :data:`FACE_MISS` of ``|u^T x|``) is replaced by the Euclidean
+        projection. ``a_t = w_t^T x`` as computed, unless even that is outside the slab by
+        more than ``FACE_MISS * C`` (then ``a_t = z_t``): rounding alone moves nothing."""
         z = float(self.u @ x)
         if abs(z) <= self.C:
-            return self.u, z
+            return self.u, z, z
         if not math.isfinite(z):
             raise _Refused("the prediction u^T x overflows")
         excess = np.sign(z) * (abs(z) - self.C)
         squared = float(x @ x)
-        direction, norm = x, squared  # the Euclidean projection, with the pseudo-inverse
+        w = None
         if self.alpha > 0:
             try:
                 solved = self._curvature.solve(x)
@@ -871,13 +867,18 @@ class SketchedOnlineNewton(Tunable, Observable):
                 raise _Refused(f"the slab projection failed ({error})") from None
             # x^T H^{-1} x >= |x|^2 / lambda_max(H); next to its largest possible value
             # |x|^2 / alpha it is numerically zero only when rounding ate it (scale-free)
-            if float(x @ solved) > 1e-12 * squared / self.alpha:
-                direction, norm = solved, float(x @ solved)
-        w = self.u - excess * direction / norm
-        z = float(w @ x)
-        if not (math.isfinite(z) and all_finite(w)):
+            norm = float(x @ solved)
+            if norm > 1e-12 * squared / self.alpha:
+                w = _moved(self.u, excess, solved, norm)
+                if w is not None and not abs(float(w @ x) - math.copysign(self.C, z)) <= FACE_MISS * abs(z):
+                    w = None
+        if w is None:  # the Euclidean projection, with the pseudo-inverse or as the fallback
+            w = _moved(self.u, excess, x, squared)
+        at = float(w @ x) if w is not None else math.nan
+        if not math.isfinite(at):
             raise _Refused("the slab projection overflows")
-        return w, z
+        z = min(max(at, -self.C), self.C)
+        return w, (at if abs(at - z) <= FACE_MISS * self.C else z), z
 
     def _continue_state(self, state: dict, fresh: "SketchedOnlineNewton", changes: dict) -> dict:
         """This learner's state continued by ``fresh`` (:meth:`with_params`): eta and the
@@ -902,6 +903,8 @@ class SketchedOnlineNewton(Tunable, Observable):
         fresh_state = fresh.state_dict()
         state["auto"] = fresh_state["auto"]  # a setting given a number is no longer auto
         state["pending"] = ",".join(name for name in self._pending if name in fresh.pending_defaults)
+        if not fresh._auto:  # nothing left to re-resolve
+            state["anchor"] = np.zeros(2)
         alpha0 = fresh.alpha0
         if "alpha0" not in changes or alpha0 == self.alpha0:
             return state
@@ -926,14 +929,15 @@ class SketchedOnlineNewton(Tunable, Observable):
         """Plain values; ``auto`` and ``pending`` name the settings given as ``"auto"`` and
         those not yet resolved (comma-separated), the settings hold the values in use."""
         return {"kind": type(self).__name__, **self._settings(), "auto": ",".join(self._auto),
-                "pending": ",".join(self._pending), "u": self.u.copy(), "t": self.t,
+                "pending": ",".join(self._pending), "anchor": np.array(self._anchor or (0.0, 0.0)),
+                "u": self.u.copy(), "t": self.t,
                 **{f"curvature.{k}": v for k, v in self._curvature.state_dict().items()}}
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "SketchedOnlineNewton":
         reader = StateReader(state, cls)
         seed = reader.count("seed", minimum=-1) if reader.has("seed") else -1  # older states: none
-        auto = _names(reader, "auto")
+        auto = auto_names(reader, "auto")
 
         def given(name: str, **bounds):
             return AUTO if name in auto else reader.number(name, **bounds)
@@ -953,9 +957,9 @@ class SketchedOnlineNewton(Tunable, Observable):
         """The ``"auto"`` settings a state holds, checked: ``({name: value}, pending)``.
         Pending ones hold their placeholders; resolved ones are what :meth:`_resolve` can
         give (finite, positive; alpha0 at most the sketch's mass limit)."""
-        if _names(reader, "auto") != self._auto:
+        if auto_names(reader, "auto") != self._auto:
             raise reader.refuse("auto", repr(",".join(self._auto)), reader.raw("auto"))
-        pending = _names(reader, "pending")
+        pending = auto_names(reader, "pending")
         if pending not in ((), self._pending_at_start):
             raise reader.refuse("pending", f"'' or {','.join(self._pending_at_start)!r}",
                                 reader.raw("pending"))
@@ -1006,10 +1010,15 @@ class SketchedOnlineNewton(Tunable, Observable):
         if pending and (checked["n_seen"] or u.any()):
             raise reader.refuse("pending", "'' once a row has reached the curvature (u != 0)",
                                 ",".join(pending))
+        anchor = reader.array("anchor", (2,)) if reader.has("anchor") else np.zeros(2)  # older: none
+        if (anchor < 0).any() or ((pending or not self._auto) and anchor.any()):
+            raise reader.refuse("anchor", "(|x|^2, |y|) >= 0 of the row the auto settings came from, "
+                                "zeros while pending or with no auto setting", anchor.tolist())
         if curvature is not self._curvature:
             self._alpha0 = alpha0
             self._use_curvature(curvature)
         self._curvature.assign(checked)
+        self._anchor = (float(anchor[0]), float(anchor[1])) if anchor[0] > 0 else None
         self._eta, self.C, self.mu = (in_use.get(name, getattr(self, name)) for name in ("eta", "C", "mu"))
         self._pending = pending
         self.u, self.t = u, t

@@ -128,9 +128,9 @@ def test_projection_lands_on_the_slab(seed, kind, C):
     X, y = classification_stream(n=50, d=5, seed=seed)
     learner = SketchedOnlineNewton(5, sketch=kind, m=3, alpha0=1e-2, C=C, seed=seed)
     for x, label in zip(X * 5, y):  # large inputs push u^T x off the slab
-        w, z = learner._project(x)
+        w, _, z = learner._project(x)
         assert z == pytest.approx(w @ x, abs=1e-9 * C)
-        assert abs(z) <= C * (1 + 1e-9)
+        assert abs(z) <= C
         assert learner.predict(x) == pytest.approx(z, abs=1e-9 * C)
         learner.learn(x, label)
 
@@ -141,7 +141,7 @@ def test_projection_is_the_h_norm_minimizer():
     learner = SketchedOnlineNewton(4, sketch="rfd", m=3, alpha0=0.1)
     losses(learner, X, y)
     x = 10 * X[0]
-    w, _ = learner._project(x)
+    w, _, _ = learner._project(x)
     H = dense_curvature(learner)
     rng = np.random.default_rng(0)
     for _ in range(200):
@@ -309,7 +309,11 @@ def test_step_is_learn_with_the_rounds_record(kind):
         before = getattr(stepped.sketch, "n_shrinks", 0)
         rec = stepped.step(x, label)
         assert rec.t == t and rec.loss == loss and rec.prediction == learned.last_prediction
-        assert rec.gradient_scale == get_loss("logistic").value_and_derivative(rec.prediction, label)[1]
+        # the prediction is clipped to the slab; the loss was taken at the computed w^T x,
+        # which rounding may leave a few ulps outside it
+        assert rec.gradient_scale == pytest.approx(
+            get_loss("logistic").value_and_derivative(rec.prediction, label)[1], rel=1e-12, abs=1e-15)
+        assert abs(rec.prediction) <= 0.5
         assert (rec.shrink is not None) == (getattr(stepped.sketch, "n_shrinks", 0) > before)
         shrinks += rec.shrink is not None
         assert rec.alpha == stepped.alpha and rec.rank == (stepped.sketch.rank if kind in ("rfd", "fd")

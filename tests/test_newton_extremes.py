@@ -155,10 +155,18 @@ def test_issue_4_and_9_settings_whose_steps_overflow_are_refused(kwargs, name):
 
 
 def test_a_wide_slab_with_its_own_mu_still_learns():
-    learner = SketchedOnlineNewton(D, C=1e100, mu=1.0)
+    """With eta given; an auto eta follows the labels (1 / (8 y^2) = 1e-181 here, outside
+    the scales) and is refused with a message naming it, nothing changed."""
+    learner = SketchedOnlineNewton(D, C=1e100, mu=1.0, eta=0.0)
     rng = np.random.default_rng(0)
-    learner.learn_many(rows(rng, 50), labels(rng, 50) * 1e90)
+    X, y = rows(rng, 50), labels(rng, 50) * 1e90
+    learner.learn_many(X, y)
     assert nonfinite_entries(learner.state_dict()) == []
+    auto = SketchedOnlineNewton(D, C=1e100, mu=1.0)
+    before = snapshot(auto)
+    with pytest.raises(ValueError, match="auto eta"):
+        auto.learn_many(X, y)
+    assert_same_state(snapshot(auto), before)
 
 
 def test_issue_4_rp_son_on_a_row_of_norm_1e_300_is_refused():
