@@ -26,6 +26,7 @@ Bad input (arguments, a file that cannot be read, an ``--out`` that cannot be wr
 stderr, ``explorer <command>: error: <what was wrong>``, with the user's text shown as data
 (control characters escaped, very long words shortened); ``--debug`` (before or after the
 subcommand) shows the traceback instead. Ctrl-C exits with status 130.
+:mod:`explorer.cli_errors` writes that line.
 
 Each subcommand is one ``_add_<name>`` function that registers its parser and the function
 that runs it; :func:`build_parser` calls every function in ``_SUBCOMMANDS``.
@@ -39,12 +40,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+
+from .cli_errors import OneLineParser, os_reason, printable, report_error, silence_stdout
 
 __all__ = ["REPO_ROOT", "LESSONS_DIR", "BENCHMARKS_SCRIPT", "lab_command", "build_parser", "main"]
 
@@ -210,7 +212,7 @@ def _sketch(args: argparse.Namespace) -> int:
     kind = "rfd" if args.rfd else "fd"
     X = open_rows(args.data, key=args.key, chunk_rows=args.chunk_rows)
     chunks = len(X.chunks[0])
-    print(f"{_printable(args.data)}: {X.shape[0]:,} rows x {X.shape[1]:,} columns of {X.dtype}, "
+    print(f"{printable(args.data)}: {X.shape[0]:,} rows x {X.shape[1]:,} columns of {X.dtype}, "
           f"{chunks} chunk{'s' * (chunks > 1)} of up to {max(X.chunks[0]):,} rows", flush=True)
     _check_m(args.m, *X.shape)
     with dask.config.set(scheduler="threads", num_workers=args.workers):
@@ -222,9 +224,9 @@ def _sketch(args: argparse.Namespace) -> int:
     if out is not None:
         try:
             write_atomic(out, sketch.to_bytes(), overwrite=args.force)
-        except OSError as error:  # a file or link may have appeared at out while sketching
-            raise OSError(error.errno, f"cannot write {out}: {_os_reason(error)}") from error
-        print(f"saved to {_printable(str(out))} (read it back with "
+        except OSError as error:  # a full disk, a size limit, a file or link that appeared meanwhile
+            raise _cannot_write(out, error) from error
+        print(f"saved to {printable(str(out))} (read it back with "
               f"explorer.sketch.from_bytes(Path({str(out)!r}).read_bytes()))")
     return 0
 
@@ -249,9 +251,15 @@ def _check_out(out: Path, *, force: bool) -> None:
         if not out.parent.is_dir():
             raise ValueError(f"no folder {out.parent} to write {out.name} in")
     except OSError as error:
-        raise OSError(error.errno, f"cannot write {out}: {_os_reason(error)}") from error
+        raise _cannot_write(out, error) from error
     if not os.access(out.parent, os.W_OK | os.X_OK):
         raise OSError(13, f"cannot write {out}: no permission to create files in {out.parent}")
+
+
+def _cannot_write(out: Path, error: OSError) -> OSError:
+    """``error`` (same ``errno``) as ``cannot write <out>: <reason>``, naming ``out`` once."""
+    same = error.filename is not None and os.fsdecode(error.filename) == str(out)
+    return OSError(error.errno, f"cannot write {out}: {error.strerror if same else os_reason(error)}")
 
 
 def _check_m(m: int, n: int, d: int) -> None:
@@ -270,9 +278,10 @@ def _check_m(m: int, n: int, d: int) -> None:
     """
     limit = max(2, min(n, d + 1))
     if m > limit:
-        raise ValueError(f"m = {m} is more than {n:,} rows x {d:,} columns can use: m = min(n, d + 1) "
-                         f"= {limit} already sketches them exactly (delta = 0) and a larger m only makes "
-                         f"the sketch bigger (2m x d numbers); allowed: 2 <= m <= {limit}")
+        rows, columns = f"{n:,} row{'s' * (n != 1)}", f"{d:,} column{'s' * (d != 1)}"
+        raise ValueError(f"m = {m} is more than {rows} x {columns} can use: m = min(n, d + 1) = {limit} "
+                         "already sketches them exactly (delta = 0) and a larger m only makes the sketch "
+                         f"bigger (2m x d numbers); allowed: 2 <= m <= {limit}")
 
 
 def _sketch_report(sketch, bounds: dict, *, top: int) -> str:
@@ -347,14 +356,6 @@ def _add_sketch(subparsers) -> None:  # what ArgumentParser.add_subparsers() ret
 _SUBCOMMANDS = (_add_serve, _add_lab, _add_bench, _add_sketch)
 
 
-class _OneLineParser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose errors are one line on stderr and exit status 2 (its
-    subcommands' parsers are of the same class)."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {_printable(message)} ({self.prog} --help shows the usage)\n")
-
-
 _DEBUG_HELP = "show the traceback of an error (default: one line on stderr)"
 
 
@@ -368,7 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["sketch", "rows.npy", "--m", "5", "--debug"]).debug
     True
     """
-    parser = _OneLineParser(
+    parser = OneLineParser(
         prog="explorer", description="Sketch Explorer: lessons and tools for sketched online learning."
     )
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
@@ -378,47 +379,6 @@ def build_parser() -> argparse.ArgumentParser:
     for subparser in subparsers.choices.values():
         subparser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     return parser
-
-
-def _printable(text: str, longest: int = 120) -> str:
-    r"""``text`` on one line, as data: line breaks become spaces, other control characters
-    are escaped (``\x1b``), and a word longer than ``longest`` is shortened (its length
-    said), so a file name cannot draw on the terminal or bury the message.
-
-    >>> print(_printable("bad\nname\x1b[31m.npy"))
-    bad name\x1b[31m.npy
-    >>> _printable("x" * 300, longest=20)
-    'xxxxxxxxxxx...xxx (300 characters)'
-    """
-    text = re.sub(r"\s*[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]\s*", " ", str(text)).strip()
-    text = "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
-    keep = max(longest - 6, 2)
-    return re.sub(r"\S{%d,}" % (longest + 1),
-                  lambda word: f"{word[0][:keep - 3]}...{word[0][-3:]} ({len(word[0])} characters)", text)
-
-
-def _os_reason(error: OSError) -> str:
-    """What went wrong in an ``OSError``, without its ``[Errno N]`` prefix."""
-    if error.strerror and error.filename is not None:
-        names = [str(error.filename)] + ([str(error.filename2)] if error.filename2 is not None else [])
-        return f"{' -> '.join(names)}: {error.strerror}"
-    return error.strerror or str(error) or type(error).__name__
-
-
-def _report_error(command: str, error: BaseException) -> int:
-    """Print ``error`` as the one stderr line of ``explorer <command>``; return the exit status."""
-    code = 2
-    if isinstance(error, KeyboardInterrupt):
-        text, code = "interrupted", 130
-    elif isinstance(error, MemoryError):
-        text = (f"out of memory ({error or 'a large allocation failed'}); the input declares more than "
-                "this machine can hold (a smaller --m or --chunk-rows needs less)")
-    elif isinstance(error, OSError):
-        text = _os_reason(error)
-    else:
-        text = str(error) or type(error).__name__
-    print(f"explorer {command}: error: {_printable(text)}", file=sys.stderr, flush=True)
-    return code
 
 
 def _one_blas_thread_by_default() -> None:
@@ -455,21 +415,12 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         if args.debug:
             raise
-        _silence_stdout()
+        silence_stdout()
         return 1
     except (ValueError, OSError, MemoryError, KeyboardInterrupt) as error:
         if args.debug:
             raise
-        return _report_error(args.command, error)
-
-
-def _silence_stdout() -> None:
-    """Point stdout at the null device, so the interpreter's last flush after a broken pipe
-    does not print a second error (the recipe of Python's ``signal`` documentation)."""
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):  # no file descriptor (captured output): nothing to silence
-        pass
+        return report_error(args.command, error)
 
 
 if __name__ == "__main__":
