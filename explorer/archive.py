@@ -293,6 +293,9 @@ class NpzArchive(Mapping):
     def __iter__(self) -> Iterator[str]:
         return iter(self._entries)
 
+    def __contains__(self, key) -> bool:  # Mapping's own would read the array
+        return key in self._entries
+
     def __len__(self) -> int:
         return len(self._entries)
 
