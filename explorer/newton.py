@@ -844,14 +844,14 @@ class SketchedOnlineNewton(Tunable, Observable):
 
     def _project(self, x: np.ndarray) -> tuple[np.ndarray, float, float]:
         """``(w_t, a_t, z_t)``: step 1, the slab projection, the point ``a_t`` the loss is
-        taken at and the prediction ``z_t = clip(w_t^T x, -C, C)``: :meth:`predict`'s
-        ``clip(u_t^T x, -C, C)`` up to rounding, never outside ``[-C, C]``.
+        taken at and the prediction ``z_t = clip(u_t^T x, -C, C)`` (:meth:`predict`'s, never
+        outside ``[-C, C]``); ``a_t = w_t^T x = z_t`` but for rounding.
 
         When H is ill-conditioned (alpha tiny next to ``B^T B``) ``H^{-1} x`` can lose every
         digit and the H-norm projection miss the face ``w^T x = +-C`` by far: such a ``w``
         (off by more than :data:`FACE_MISS` of ``|u^T x|``) is replaced by the Euclidean
-        projection. ``a_t = w_t^T x`` as computed, unless even that is outside the slab by
-        more than ``FACE_MISS * C`` (then ``a_t = z_t``): rounding alone moves nothing."""
+        projection. ``a_t = w_t^T x`` as computed, unless even that misses the face by more
+        than ``FACE_MISS * C`` (then ``a_t = z_t``)."""
         z = float(self.u @ x)
         if abs(z) <= self.C:
             return self.u, z, z
@@ -877,8 +877,8 @@ class SketchedOnlineNewton(Tunable, Observable):
         at = float(w @ x) if w is not None else math.nan
         if not math.isfinite(at):
             raise _Refused("the slab projection overflows")
-        z = min(max(at, -self.C), self.C)
-        return w, (at if abs(at - z) <= FACE_MISS * self.C else z), z
+        face = math.copysign(self.C, z)
+        return w, (at if abs(at - face) <= FACE_MISS * self.C else face), face
 
     def _continue_state(self, state: dict, fresh: "SketchedOnlineNewton", changes: dict) -> dict:
         """This learner's state continued by ``fresh`` (:meth:`with_params`): eta and the
