@@ -40,7 +40,6 @@ equal ADA-FULL up to rounding (tests/test_adagrad_randomized.py).
 from __future__ import annotations
 
 import numpy as np
-import scipy.fft
 import scipy.linalg
 from scipy.linalg.blas import dnrm2
 
@@ -76,6 +75,8 @@ class FourierProjection:
     def apply(self, A: np.ndarray) -> np.ndarray:
         """``Pi A`` for a vector (length d, gives k) or a matrix (d x n, gives k x n)."""
         signed = self.signs * A if A.ndim == 1 else self.signs[:, None] * A
+        import scipy.fft  # here, not at import: only RADAGRAD's projection needs it
+
         return self.scale * scipy.fft.dct(signed, type=2, norm="ortho", axis=0)[self.rows]
 
     def matrix(self) -> np.ndarray:

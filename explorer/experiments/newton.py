@@ -38,7 +38,6 @@ from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 import scipy.linalg
-import scipy.optimize
 
 from ..adagrad import AdaGrad
 from ..losses import get_loss
@@ -80,6 +79,9 @@ def best_fixed_predictor(X: np.ndarray, y: np.ndarray, loss: str, ridge: float =
     def objective(w):
         z = X @ w
         return float(f.value(z, y).sum() + lam * w @ w), X.T @ f.derivative(z, y) + 2 * lam * w
+
+    import scipy.optimize  # here, not at import: only the hindsight comparator needs it
+
     result = scipy.optimize.minimize(objective, np.zeros(d), jac=True, method="L-BFGS-B",
                                      options={"maxiter": 200})
     return result.x
