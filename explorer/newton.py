@@ -8,13 +8,10 @@ with RFD's growing ``alpha``, RP-SON a Gaussian random projection, Oja-SON Oja's
 eigenvector estimates (:class:`~explorer.oja.OjaSketch`). Solves go through
 Woodbury in O(md) per round; no d x d matrix exists except in FULL-ON.
 
-Extreme input (issue 13) is either learned or refused whole: every round checks its
-numbers before it changes anything, and a round whose Newton step still fails (a LAPACK
-error, a non-finite step) is undone, so ``learn``, ``step`` and ``learn_many`` are all or
-nothing; a round whose numbers leave the finite range raises
-:class:`~explorer.errors.Diverged`. ``step`` returns the round's
-:class:`~explorer.hooks.StepRecord` and ``with_params`` continues the stream with another
-eta, alpha0 or eta schedule (docs/architecture.md).
+Extreme input is learned or refused whole (``learn``, ``step``, ``learn_many`` are all or
+nothing; a round whose numbers leave the finite range raises :class:`~explorer.errors.Diverged`);
+``step`` returns the round's :class:`~explorer.hooks.StepRecord`, ``with_params`` continues
+with another eta, alpha0 or eta schedule (docs/architecture.md).
 
 References
 ----------
@@ -442,24 +439,19 @@ class SketchedOnlineNewton(Tunable, Observable):
     passes the sketch's limit of 1e300; a prediction ``u^T x`` or a Newton step that
     overflows; a failed solve) raises :class:`~explorer.errors.Diverged` (a ``ValueError``)
     naming the row and the round, with the learner exactly as before the call.
-    Scale-equivariant where the maths is: RFD-SON with ``alpha0 = 0`` or ``"auto"`` (resolved
-    in the units of the rows) learns rows of norm 1e-120 to 1e120 alike (``u`` scales
-    inversely, predictions stay). With a fixed ``alpha0`` the maths is not: when ``B^T B``
-    dwarfs ``alpha0 I`` by more than 1/eps (~1e16) the Woodbury solve loses every digit, as
-    FD-SON with a tiny alpha0 does (docs/algorithms.md section 3.5); such runs stay finite
-    or are refused, not accurate.
+    Scale-equivariant where the maths is: RFD-SON with ``alpha0 = 0`` or ``"auto"`` learns
+    rows of norm 1e-120 to 1e120 alike (``u`` scales inversely). With a fixed tiny ``alpha0``
+    (``B^T B`` over 1e16 times ``alpha0 I``) the Woodbury solve loses every digit
+    (docs/algorithms.md section 3.5): such runs stay finite, in the slab, or are refused.
 
     ``step(x, y)`` is ``learn`` returning the round's :class:`~explorer.hooks.StepRecord`:
-    the loss, the prediction ``w_t^T x``, the gradient scale ``l'(w_t^T x, y)`` (the
-    gradient is that times ``x``; the sketch received it times
-    ``sqrt(curvature_weight(t))``), the :class:`~explorer.sketch.ShrinkRecord` if the row
-    made the sketch shrink, alpha and the sketch's rank. ``with_params`` changes a
-    :data:`HOT` setting mid-stream: ``eta``, ``eta_schedule`` (both only weigh the rows
-    still to come) or ``alpha0`` (``B`` kept, ``H`` shifted: see :meth:`_continue_state`).
-
-    Hooks: the sketch's "shrink" events (t = round), and the "step" record of every round,
-    which then also holds the condition number of ``H`` (O(m^3), computed only when a hook
-    listens).
+    the loss, the prediction ``clip(u_t^T x, -C, C)``, the gradient scale ``l'`` there (the
+    sketch received ``sqrt(curvature_weight(t)) l' x``), the
+    :class:`~explorer.sketch.ShrinkRecord` if the row made the sketch shrink, alpha and the
+    rank. ``with_params`` changes a :data:`HOT` setting mid-stream: ``eta``, ``eta_schedule``
+    (both weigh the rows to come) or ``alpha0`` (``B`` kept, ``H`` shifted). Hooks: the
+    sketch's "shrink" events (t = round), and every round's "step" record, which then also
+    holds the condition number of ``H`` (O(m^3), only when a hook listens).
 
     >>> import numpy as np
     >>> learner = SketchedOnlineNewton(3, sketch="rfd", m=2, alpha0=0.0, eta=0.0, C=1.0)
@@ -636,10 +628,9 @@ class SketchedOnlineNewton(Tunable, Observable):
         return alpha0
 
     def _raise_alpha0(self, x: np.ndarray) -> Callable[[], None] | None:
-        """FD/RP/Oja-SON with an auto alpha0: raise it to this row's
-        :meth:`_needed_alpha0` if that is larger (the largest over the rows seen, so one
-        tiny first row cannot fix it); returns a function that undoes the raise exactly,
-        or None if nothing changed."""
+        """FD/RP/Oja-SON with an auto alpha0: raise it to this row's :meth:`_needed_alpha0`
+        if larger (the largest over the rows seen); returns a function that undoes the raise
+        exactly, or None if nothing changed."""
         if self.sketch_kind not in FIXED_SHIFT_SKETCHES or "alpha0" not in self._auto:
             return None
         needed = self._needed_alpha0(x)
