@@ -15,7 +15,43 @@ from ._base import (DensityMatrixLearner, RoundLearner, as_loss_matrix, check_di
 from .simplex import fixed_share_log, sample_corner
 
 __all__ = ["VarianceMinSphere", "VarianceMinSimplex", "best_fixed_unit_vector",
-           "best_fixed_portfolio"]
+           "best_fixed_portfolio", "as_covariance", "PSD_TOLERANCE"]
+
+PSD_TOLERANCE = 1e-10
+"""How negative an eigenvalue of a covariance ``C`` may be, relative to ``max |C_ij|``:
+rounding in a computed covariance (``x x^T``, a sample covariance) stays far below it."""
+
+
+def as_covariance(C, n: int, eta: float | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    r"""The input of a variance minimizer: :func:`~explorer.pca._base.as_loss_matrix`'s checks
+    (symmetric, finite, size; a vector x stands for :math:`x x^T`) and, for a matrix, positive
+    semidefinite: its smallest eigenvalue at least ``-PSD_TOLERANCE * max |C_ij|`` (less
+    ``4 n`` subnormal steps, 5e-324 each: a matrix of subnormal entries is PSD only up to
+    their absolute rounding). The loss
+    :math:`y^T C y` is a variance; a C with a negative direction would pay a negative one
+    (``-I`` paid -0.5). Else a ``ValueError`` naming the eigenvalue. The check is one Cholesky
+    factorization of :math:`C / \max|C_{ij}| + 10^{-10} I` (a sixth of an eigensolve).
+
+    >>> as_covariance(np.diag([1.0, 0.0]), 2)[0].tolist()
+    [[1.0, 0.0], [0.0, 0.0]]
+    >>> as_covariance(-np.eye(2), 2)
+    Traceback (most recent call last):
+    ValueError: C must be positive semidefinite (a covariance matrix: a variance y^T C y is never negative), up to 1e-10 max |C_ij|; got an eigenvalue -1 (max |C_ij| = 1); nothing was updated
+    """
+    C, x = as_loss_matrix(C, n, eta)
+    largest = float(np.abs(C).max()) if x is None else 0.0
+    if largest > 0.0:
+        scaled = C / largest  # entries in [-1, 1]: nothing overflows, tiny matrices included
+        try:
+            shift = PSD_TOLERANCE + 4 * n * np.finfo(float).smallest_subnormal / largest
+            np.linalg.cholesky(scaled + shift * np.eye(n))
+        except np.linalg.LinAlgError:
+            smallest = float(np.linalg.eigvalsh(scaled)[0]) * largest
+            raise ValueError(f"C must be positive semidefinite (a covariance matrix: a variance "
+                             f"y^T C y is never negative), up to {PSD_TOLERANCE:g} max |C_ij|; got "
+                             f"an eigenvalue {smallest:.3g} (max |C_ij| = {largest:.3g}); nothing "
+                             f"was updated") from None
+    return C, x
 
 
 @stateful
@@ -36,8 +72,8 @@ class VarianceMinSphere(DensityMatrixLearner):
     on an interval is the smallest eigenvalue of :math:`\sum C_t`
     (:func:`best_fixed_unit_vector`). Theory settings: :func:`~explorer.pca.sphere_theory_settings`.
 
-    ``learn(C)`` takes an n x n symmetric matrix, or a vector x meaning :math:`x x^T`
-    (:func:`~explorer.pca._base.as_loss_matrix`: C need not be PSD; a C with
+    ``learn(C)`` takes an n x n covariance matrix (symmetric, positive semidefinite), or a
+    vector x meaning :math:`x x^T` (:func:`as_covariance`; a C with a negative eigenvalue,
     :math:`\|C\|_F > 10^{300}` or :math:`\eta\|C\|_F > 10^6` is refused, nothing changed).
     ``step(C)`` plays the same round as ``learn(C)`` and returns its
     :class:`~explorer.hooks.StepRecord` (with ``expected_loss``); ``with_params(eta=...,
@@ -65,7 +101,7 @@ class VarianceMinSphere(DensityMatrixLearner):
 
     def _round(self, C, record: bool) -> tuple[float, StepRecord | None]:
         """Play a random eigenvector y of ``Y``, pay ``y^T C y``, then update."""
-        C, x = as_loss_matrix(C, self.n, self.eta)
+        C, x = as_covariance(C, self.n, self.eta)
         t = self.t + 1
         sigma = np.exp(self._log_w)
         if x is not None:  # C = x x^T: d_j^T C d_j = (d_j^T x)^2, never negative by rounding
@@ -94,8 +130,8 @@ class VarianceMinSphere(DensityMatrixLearner):
         return loss, step
 
     def expected_loss(self, C) -> float:
-        r""":math:`\operatorname{tr}(Y_t C)` for the current ``Y`` (no update)."""
-        C, _ = as_loss_matrix(C, self.n)
+        r""":math:`\operatorname{tr}(Y_t C)` for the current ``Y`` (no update; ``C`` as ``learn``'s)."""
+        C, _ = as_covariance(C, self.n)
         return float(np.trace(self.W @ C))
 
 
@@ -111,7 +147,8 @@ class VarianceMinSimplex(RoundLearner):
               \qquad y_{t+1} = \alpha/n + (1-\alpha)\, v.
 
     Deterministic (no sampling, no seed). ``C`` as for :class:`VarianceMinSphere`
-    (symmetric, not necessarily PSD; refused, nothing changed, when
+    (a covariance: symmetric, positive semidefinite, :func:`as_covariance`; refused,
+    nothing changed, when it has a negative eigenvalue, or when
     :math:`\|C\|_F > 10^{300}` or :math:`\eta\|C\|_F > 10^6`: then
     :math:`|\eta (C y)_i| \le \eta \|C\|_F` bounds every exponent). The comparator on an interval is the
     minimum-variance portfolio of :math:`\sum C_t` (:func:`best_fixed_portfolio`).
@@ -149,7 +186,7 @@ class VarianceMinSimplex(RoundLearner):
 
     def _round(self, C, record: bool) -> tuple[float, StepRecord | None]:
         """Pay ``y_t^T C y_t``, then update the portfolio."""
-        C, _ = as_loss_matrix(C, self.n, self.eta)
+        C, _ = as_covariance(C, self.n, self.eta)
         t = self.t + 1
         portfolio = np.exp(self._log_y)
         gradient = C @ portfolio
