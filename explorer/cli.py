@@ -210,6 +210,8 @@ def _sketch(args: argparse.Namespace) -> int:
         _check_out(out, force=args.force)
     progress = sys.stdout.isatty() if args.progress is None else args.progress
     kind = "rfd" if args.rfd else "fd"
+    if out is not None and _same_file(out, Path(args.data)):
+        raise ValueError(f"--out {out} is DATA itself; name another file (the sketch would replace the rows)")
     X = open_rows(args.data, key=args.key, chunk_rows=args.chunk_rows)
     chunks = len(X.chunks[0])
     print(f"{printable(args.data)}: {X.shape[0]:,} rows x {X.shape[1]:,} columns of {X.dtype}, "
@@ -254,6 +256,14 @@ def _check_out(out: Path, *, force: bool) -> None:
         raise _cannot_write(out, error) from error
     if not os.access(out.parent, os.W_OK | os.X_OK):
         raise OSError(13, f"cannot write {out}: no permission to create files in {out.parent}")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` both exist and are one file (or folder)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # one is missing or unreadable: they are not one file
+        return False
 
 
 def _cannot_write(out: Path, error: OSError) -> OSError:

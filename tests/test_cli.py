@@ -560,3 +560,11 @@ def test_a_closed_stdout_ends_the_command_quietly(rows_npy):
     finally:
         os.close(write_end)
     assert (result.returncode, result.stderr) == (1, "")
+
+
+def test_sketch_out_may_not_replace_the_data(rows_npy, capsys):
+    path, A = rows_npy
+    before = path.read_bytes()
+    assert cli.main(["sketch", str(path), "--m", "3", "--out", str(path), "--force", "--no-progress"]) == 2
+    assert "is DATA itself" in _one_line(capsys.readouterr().err)
+    assert path.read_bytes() == before
