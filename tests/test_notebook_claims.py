@@ -105,7 +105,9 @@ def prose(markdown: str) -> str:
 
 def _after_reference(text: str, start: int) -> bool:
     before = text[max(0, start - 40):start]
-    return re.search(r"\b" + _REFERENCE + r"\s*(?:[\d.]+\s*(?:[-–,]|and|to)\s*)*$", before, re.IGNORECASE) is not None
+    # "section 6.7", and the later numbers of "sections 5.4-5.5" or "Tables 2, 3 and 4"
+    reference = r"\b" + _REFERENCE + r"\s*(?:[\d.]+\s*(?:[-–,]|and|to)\s*)*$"
+    return re.search(reference, before, re.IGNORECASE) is not None
 
 
 def claim_numbers(markdown: str) -> list[str]:
