@@ -220,7 +220,11 @@ def test_notes_say_what_applies():
         "No learner is selected: tick at least one above the plots.",
         f"d = {ORACLE_MAX_D + 1} > {ORACLE_MAX_D}: the exact spectrum (grey) is not computed."]
     race.stopped["ADAGRAD"] = Diverged("overflow", t=7)
-    assert notes(race, selected=LEARNERS, **NOTE_SETTINGS)[-1] == "ADAGRAD overflowed at t = 7 and left the race: lower its η."
+    assert notes(race, selected=LEARNERS, **NOTE_SETTINGS)[-1] == "ADAGRAD left the race at t = 7 (overflow): lower its η."
+    # The note says what happened (rows of 1e-150 underflow: FULL-ON did not overflow).
+    race.stopped["FULL-ON"] = Diverged("the curvature row is too small (underflow)", t=9)
+    assert notes(race, selected=LEARNERS, **NOTE_SETTINGS)[-1] == (
+        "FULL-ON left the race at t = 9 (the curvature row is too small (underflow)).")
 
 
 def test_summary_reads_the_measured_point():

@@ -309,7 +309,8 @@ def notes(race: NewtonRace, *, selected, d: int, m: int, alpha0: float, seed: in
     if d > ORACLE_MAX_D:
         out.append(f"d = {d} > {ORACLE_MAX_D}: the exact spectrum (grey) is not computed.")
     for name, t in race.diverged.items():
-        out.append(f"{name} overflowed at t = {t} and left the race"
+        reason = str(race.stopped[name]).rstrip(".") if name in race.stopped else ""
+        out.append(f"{name} left the race at t = {t}" + (f" ({reason})" if reason else "")
                    + (": lower its η." if name == "ADAGRAD" else "."))
     return out
 
@@ -324,7 +325,7 @@ def summary(race: NewtonRace, point: Mapping[str, float], n_rows: int) -> str:
     if t == 0:
         return (f"**Latest:** t = 0, {len(racing)} learners ready · w* has average loss "
                 f"{race.hindsight.loss[-1] / n_rows:.3g} on the whole stream")
-    parts = [f"{name} overflowed" if name in diverged else
+    parts = [f"{name} stopped" if name in diverged else
              f"{name} {point[f'loss_{KEYS[name]}'] / t:.3g} ({100 * point[f'accuracy_{KEYS[name]}']:.0f}%)"
              for name in racing]
     alive = {n: point[f"loss_{KEYS[n]}"] for n in racing if n not in diverged}
