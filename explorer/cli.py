@@ -208,10 +208,10 @@ def _sketch(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None:
         _check_out(out, force=args.force)
+        if _same_file(out, Path(args.data)):
+            raise ValueError(f"--out {out} is DATA itself; name another file (the sketch would replace the rows)")
     progress = sys.stdout.isatty() if args.progress is None else args.progress
     kind = "rfd" if args.rfd else "fd"
-    if out is not None and _same_file(out, Path(args.data)):
-        raise ValueError(f"--out {out} is DATA itself; name another file (the sketch would replace the rows)")
     X = open_rows(args.data, key=args.key, chunk_rows=args.chunk_rows)
     chunks = len(X.chunks[0])
     print(f"{printable(args.data)}: {X.shape[0]:,} rows x {X.shape[1]:,} columns of {X.dtype}, "
@@ -268,7 +268,7 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def _cannot_write(out: Path, error: OSError) -> OSError:
     """``error`` (same ``errno``) as ``cannot write <out>: <reason>``, naming ``out`` once."""
-    same = error.filename is not None and os.fsdecode(error.filename) == str(out)
+    same = isinstance(error.filename, (str, bytes)) and os.fsdecode(error.filename) == str(out)
     return OSError(error.errno, f"cannot write {out}: {error.strerror if same else os_reason(error)}")
 
 

@@ -61,9 +61,8 @@ def os_reason(error: OSError) -> str:
     '/etc/shadow: Permission denied'
     """
     if error.strerror and error.filename is not None:
-        names = [os.fsdecode(error.filename)]
-        if error.filename2 is not None:
-            names.append(os.fsdecode(error.filename2))
+        names = [name if isinstance(name, str) else os.fsdecode(name) if isinstance(name, bytes) else str(name)
+                 for name in (error.filename, error.filename2) if name is not None]
         return f"{' -> '.join(names)}: {error.strerror}"
     return error.strerror or str(error) or type(error).__name__
 
