@@ -422,7 +422,14 @@ def _check_members(zip_file, stream, name, count, directory, limit, stored_only,
             raise ArchiveError(name, f"member {info.filename!r} is compressed (np.savez never compresses)")
         if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
             raise ArchiveError(name, f"member {info.filename!r} is stored with two different sizes")
-        spans.append((info.header_offset, *_local_span(stream, name, info), info))
+        if info.header_offset < 0:
+            raise ArchiveError(name, f"member {info.filename!r} starts before the archive (damaged)")
+        try:
+            spans.append((info.header_offset, *_local_span(stream, name, info), info))
+        except (OSError, ValueError, struct.error) as error:
+            if isinstance(error, ArchiveError):
+                raise
+            raise ArchiveError(name, f"member {info.filename!r} cannot be read ({error})") from None
     ordered = list(spans)
     spans.sort(key=lambda span: span[:2])
     for first, second in zip(spans, spans[1:]):
