@@ -48,7 +48,7 @@ def printable(text: str, longest: int = 120) -> str:
     text = "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
 
     def shorten(match: re.Match) -> str:
-        word, tail = re.fullmatch(r"(.*?)([:;,.)\]]*)", match[0]).groups()
+        word, tail = re.fullmatch(r"(.*?)([:;,.)\]]{0,3})", match[0]).groups()
         return f"{word[:max(longest - 9, 1)]}...{word[-3:]} ({len(word)} characters){tail}"
 
     return re.sub(r"\S{%d,}" % (longest + 1), shorten, text)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from explorer import cli
 
@@ -568,3 +570,14 @@ def test_sketch_out_may_not_replace_the_data(rows_npy, capsys):
     assert cli.main(["sketch", str(path), "--m", "3", "--out", str(path), "--force", "--no-progress"]) == 2
     assert "is DATA itself" in _one_line(capsys.readouterr().err)
     assert path.read_bytes() == before
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(), st.integers(min_value=1, max_value=200))
+def test_printable_puts_any_text_on_one_line_of_bounded_words(text, longest):
+    from explorer.cli_errors import printable
+
+    shown = printable(text, longest=longest)
+    assert all(c.isprintable() for c in shown)  # no line break, no escape sequence
+    assert max(map(len, shown.split(" ")), default=0) <= max(longest, 12) + 3
+    assert printable(shown, longest=max(longest, 12) + 3) == shown  # already printable: unchanged
