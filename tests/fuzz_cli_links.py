@@ -66,7 +66,14 @@ def _cli_setup(value, scratch: Path) -> dict:
     argv = [places.get(token, token) for token in argv]
     outs = [argv[i + 1] for i, token in enumerate(argv[:-1]) if token == "--out"]
     return {"argv": argv, "out": outs[-1] if outs else None, "options": options,
-            "existed": bool(outs) and (Path(outs[-1]).exists() or Path(outs[-1]).is_symlink())}
+            "existed": bool(outs) and _lexists(outs[-1])}
+
+
+def _lexists(path: str) -> bool:
+    try:
+        return Path(path).is_symlink() or Path(path).exists()
+    except OSError:  # a name too long
+        return False
 
 
 def _cli_call(subject, value, scratch):
@@ -97,6 +104,8 @@ def _cli_accept(subject, value, stdout, scratch):
     target = subject["out"]
     if target is None:
         return
+    if "-h" in subject["argv"]:
+        return  # help printed, nothing run
     assert not (subject["existed"] and "--force" not in subject["argv"]), (
         f"wrote to {Path(target).name[:40]}, which existed (or was a symlink), without --force")
     data = Path(target).read_bytes()
@@ -222,7 +231,7 @@ def _links_accept(subject, query, app, scratch):
 
 def link_entries(Entry, Family) -> list:
     return [Entry("explorer.dashboard.app:Dashboard.sync_url", "dashboard links", _links_call, _links_accept,
-                  refuses=False, valid=lambda: ["?m=7&seed=3", "?page=pca"],
+                  refuses=False, valid=lambda: ["?m=7&seed=3", *(f"?page={cls.key}" for cls in PAGES)],
                   covers=("explorer.dashboard.app:keep_json", "explorer.dashboard.settings:apply_query"),
                   families={"queries": Family(strategy=_queries, examples=60),
                             "digits and bools": Family(values=_digit_links)})]
@@ -232,7 +241,7 @@ def link_entries(Entry, Family) -> list:
 
 _EXTRA = {"SON auto, C = 100": lambda: SketchedOnlineNewton(D, C=100.0),
           "SON defaults": lambda: SketchedOnlineNewton(D),
-          **{f"SON {kind}": (lambda kind=kind: SketchedOnlineNewton(D, sketch=kind, C=10.0))
+          **{f"SON {kind}": (lambda kind=kind: SketchedOnlineNewton(D, sketch=kind, m=3, C=10.0))
              for kind in ("fd", "rp", "oja")}}
 _LEARNER_NAMES = ("SketchedOnlineNewton", "AdaGrad", "OGD", "Adam", "SketchedFTRL", "FTRLFM", "OGDFM", "OCGFM",
                   "AdaLR", "RadaGrad")

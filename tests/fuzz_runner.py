@@ -58,6 +58,11 @@ def _mapped_bytes() -> int:
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 240 else f"{text[:160]} ...({len(text)} characters)... {text[-60:]}"
+
+
 def _describe(error: BaseException) -> str:
     text = " ".join(str(error).split())
     return f"{type(error).__name__}: {text[:300]}"
@@ -74,7 +79,7 @@ class _Tally:
     def fail(self, outcome: str, value, what: str) -> None:
         self.counts[outcome] += 1
         if len(self.failures) < _KEPT_FAILURES:
-            self.failures.append(f"{outcome}: {value!r} -> {what}")
+            self.failures.append(f"{outcome}: {_shown(value)} -> {what}")
 
     def one(self, value) -> None:
         entry = self.entry
@@ -109,7 +114,7 @@ class _Tally:
             shutil.rmtree(scratch, ignore_errors=True)
         peak = _max_rss_mb() - self.baseline
         if peak > self.worst[0]:
-            self.worst = (peak, repr(value)[:200])
+            self.worst = (peak, _shown(value))
 
     def report(self, seconds: float) -> dict:
         return {**self.counts, "peak MB over baseline": round(self.worst[0], 1),
@@ -152,7 +157,10 @@ def _child(entry_name: str, family_name: str, connection) -> None:
         connection.send(tally.report(time.monotonic() - started))
         shutil.rmtree(root, ignore_errors=True)
     except BaseException as error:  # noqa: BLE001 (reported to the test, which fails)
-        connection.send({"error": f"the family could not run: {_describe(error)}"})
+        import traceback
+
+        where = "".join(traceback.format_exception(error)[-6:])
+        connection.send({"error": f"the family could not run: {_describe(error)}\n{where}"})
     finally:
         connection.close()
         os._exit(0)
@@ -162,10 +170,25 @@ _CONTEXT = None
 
 
 def _context():
+    """The forkserver context, its server started with the registry imported. Python 3.11's
+    forkserver ignores the ``sys_path`` it is handed, so tests/ reaches it through
+    ``PYTHONPATH``, set only while the server starts."""
     global _CONTEXT
     if _CONTEXT is None:
-        _CONTEXT = multiprocessing.get_context("forkserver")
-        _CONTEXT.set_forkserver_preload(["fuzz_registry"])
+        from multiprocessing import forkserver
+
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["fuzz_registry"])
+        before = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parent), *([before] if before else [])])
+        try:
+            forkserver.ensure_running()
+        finally:
+            if before is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = before
+        _CONTEXT = context
     return _CONTEXT
 
 
