@@ -163,6 +163,7 @@ def _out_targets():
 
 def cli_entries(Entry, Family) -> list:
     return [Entry("explorer.cli:main", "CLI", _cli_call, _cli_accept, setup=_cli_setup,
+                  covers=("explorer.cli_errors:printable",),
                   valid=lambda: [((*_BASE, "--out", "{out}"), data_samples()[0], {})],
                   families={"argv": Family(strategy=_argv_cases, examples=60),
                             "argparse errors": Family(values=_argparse_errors),
@@ -232,7 +233,8 @@ def _links_accept(subject, query, app, scratch):
 def link_entries(Entry, Family) -> list:
     return [Entry("explorer.dashboard.app:Dashboard.sync_url", "dashboard links", _links_call, _links_accept,
                   refuses=False, valid=lambda: ["?m=7&seed=3", *(f"?page={cls.key}" for cls in PAGES)],
-                  covers=("explorer.dashboard.app:keep_json", "explorer.dashboard.settings:apply_query"),
+                  covers=("explorer.dashboard.app:keep_json", "explorer.dashboard.settings:apply_query",
+                          "explorer.dashboard.app:clean_first", "explorer.dashboard.settings:clean_query"),
                   families={"queries": Family(strategy=_queries, examples=60),
                             "digits and bools": Family(values=_digit_links)})]
 
