@@ -16,6 +16,8 @@ Traceback (most recent call last):
 FileExistsError: ...sketch.npz already exists (pass overwrite=True to replace it)
 >>> write_atomic(path, b"second"); open(path, "rb").read()
 b'second'
+>>> oct(os.stat(path).st_mode & 0o777) == oct(0o666 & ~_umask())
+True
 """
 
 from __future__ import annotations
@@ -25,6 +27,12 @@ import tempfile
 from pathlib import Path
 
 __all__ = ["write_atomic"]
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
 
 
 def write_atomic(path, data: bytes, *, overwrite: bool = True) -> None:
@@ -59,6 +67,13 @@ def write_atomic(path, data: bytes, *, overwrite: bool = True) -> None:
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name[:100]}.", suffix=".tmp",
                                              dir=folder)
     try:
+        # mkstemp makes the file private (0600); give it the mode a plain open() would
+        # (0666 less the umask), or the mode of the file it replaces.
+        if path.is_file():
+            mode = path.stat().st_mode & 0o7777
+        else:
+            mode = 0o666 & ~_umask()
+        os.chmod(temporary, mode)
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
             handle.flush()

@@ -31,6 +31,7 @@ import numpy as np
 from ._validation import check_int
 from .archive import ArchiveError, read_npz
 from .hooks import MergeEvent
+from .state import check_plain
 
 __all__ = ["Mergeable", "merge", "merge_levels", "MergeLevels", "pack_state", "unpack_state", "FORMAT",
            "FORMAT_VERSION", "check_members"]
@@ -189,10 +190,7 @@ def pack_state(state: dict[str, Any]) -> bytes:
     """A state dict as the bytes of an npz archive (uncompressed), with :data:`FORMAT` and
     :data:`FORMAT_VERSION` added. A value numpy could only store pickled (an object array,
     an integer past 64 bits) is refused (``ValueError``): :func:`unpack_state` would refuse it."""
-    for key, value in state.items():
-        if np.asarray(value).dtype.hasobject:  # np.savez would pickle it
-            raise ValueError(f"the state's {key!r} = {str(value)[:60]} is not a plain number or array "
-                             "(a value past int64, say); the byte format never stores a pickled object")
+    check_plain(state)
     buffer = io.BytesIO()
     np.savez(buffer, format=FORMAT, format_version=FORMAT_VERSION, **state)
     return buffer.getvalue()

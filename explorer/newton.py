@@ -927,7 +927,8 @@ class SketchedOnlineNewton(Tunable, Observable):
     @classmethod
     def from_state_dict(cls, state: dict) -> "SketchedOnlineNewton":
         reader = StateReader(state, cls)
-        seed = reader.count("seed", minimum=-1) if reader.has("seed") else -1  # older states: none
+        seed = reader.seed()
+        seed = -1 if seed is None else seed  # older states: none
         auto = auto_names(reader, "auto")
 
         def given(name: str, **bounds):

@@ -16,13 +16,16 @@ True
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import numbers
+import os
 from typing import Any, Iterator
 
 import numpy as np
 
 from .archive import ArchiveError, open_npz
+from .atomic import write_atomic
 
 _REGISTRY: dict[str, type] = {}
 
@@ -64,9 +67,32 @@ def copy_array(array) -> np.ndarray:
     return np.array(array, dtype=float, order="K", copy=True)
 
 
+def check_plain(state: dict[str, Any]) -> None:
+    """Refuse (``ValueError``) a state value that numpy could only store pickled (an object
+    array, an integer past 64 bits): no reader of this package ever unpickles, so such a
+    file could not be loaded back."""
+    for key, value in state.items():
+        if np.asarray(value).dtype.hasobject:  # np.savez would pickle it
+            raise ValueError(f"the state's {key!r} = {str(value)[:60]} is not a plain number or "
+                             "array (a value past int64, say); a state file never stores a "
+                             "pickled object")
+
+
 def save_state(obj: Any, file) -> None:
-    """Write ``obj.state_dict()`` to a path or file object with ``np.savez``."""
-    np.savez(file, **obj.state_dict())
+    """Write ``obj.state_dict()`` with ``np.savez`` to a file object, or to a path
+    atomically (:func:`explorer.atomic.write_atomic`: a failed save leaves the file that was
+    there). A value numpy could only pickle is refused first (:func:`check_plain`)."""
+    state = obj.state_dict()
+    check_plain(state)
+    if hasattr(file, "write"):
+        np.savez(file, **state)
+        return
+    path = os.fspath(file)
+    if not path.endswith(".npz"):  # what np.savez does with a path
+        path += ".npz"
+    buffer = io.BytesIO()
+    np.savez(buffer, **state)
+    write_atomic(path, buffer.getvalue())
 
 
 def load_state(file) -> Any:
