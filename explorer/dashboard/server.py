@@ -14,6 +14,7 @@ from __future__ import annotations
 import panel as pn
 
 from .app import create_app
+from .memory import freeze_startup
 from .upload import MAX_BYTES
 
 __all__ = ["serve", "CHECK_SESSIONS_MS", "UNUSED_SESSION_MS", "MAX_MESSAGE_BYTES"]
@@ -30,12 +31,15 @@ LOOPBACK = ("127.0.0.1", "localhost")
 
 
 def serve(port: int = 5006, show: bool = True, address: str = "127.0.0.1", *,
-          threaded: bool = False, **kwargs):
+          threaded: bool = False, freeze: bool = True, **kwargs):
     """Serve the dashboard on ``address:port`` (localhost by default); blocks unless ``threaded``.
 
     Extra keyword arguments go to ``pn.serve`` (``websocket_origin``, ``liveness``, ...).
     With ``threaded=True`` the server runs in a thread and the thread object is returned
     (call ``.stop()`` on it); otherwise this returns when the server stops (Ctrl-C).
+    With ``freeze`` (the default) the objects of start-up are exempted from garbage
+    collection first (:func:`~.memory.freeze_startup`), so that full collections walk
+    only what sessions create: their pauses no longer stall Play.
     """
     if not isinstance(port, int) or not 1 <= port <= 65535:
         raise ValueError(f"port must be an integer in 1..65535, got {port!r}")
@@ -45,4 +49,6 @@ def serve(port: int = 5006, show: bool = True, address: str = "127.0.0.1", *,
     kwargs.setdefault("unused_session_lifetime_milliseconds", UNUSED_SESSION_MS)
     kwargs.setdefault("websocket_max_message_size", MAX_MESSAGE_BYTES)
     kwargs.setdefault("title", "Sketch Explorer")
+    if freeze:
+        freeze_startup()
     return pn.serve(create_app, port=port, address=address, show=show, threaded=threaded, **kwargs)
