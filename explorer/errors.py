@@ -21,7 +21,7 @@ class Diverged(ValueError, FloatingPointError):
     is as it was before the call.
 
     A ``ValueError`` like every refusal, and a ``FloatingPointError``, which is what
-    divergence raised before issue 13 (lessons and notebooks catch that). ``row``: the row
+    divergence raised in earlier versions (lessons and notebooks catch that). ``row``: the row
     of the call it happened at (0 for ``learn``/``step``); ``t``: the round that row would
     have been (0 when unknown).
     """

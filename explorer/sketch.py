@@ -79,7 +79,7 @@ _ddot = scipy.linalg.blas.ddot
 
 #: The largest total squared Frobenius norm ``||A||_F^2`` a sketch accepts. Everything a
 #: shrink computes (``B B^T``, ``sigma^2``, ``delta``, ``Delta``) is bounded by it, so with
-#: this headroom below float64's 1.8e308 no shrink can overflow into inf (issue 13: an
+#: this headroom below float64's 1.8e308 no shrink can overflow into inf (an
 #: overflowing row once stored inf rows and hung the next LAPACK call). Entries up to about
 #: 1e150 are fine; larger data must be rescaled first.
 MAX_SQUARED_MASS = 1e300

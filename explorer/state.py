@@ -56,7 +56,7 @@ def copy_array(array) -> np.ndarray:
     for a C-ordered one, and on some CPUs' kernels (OpenBLAS's Sandybridge, Nehalem and
     SkylakeX) the two round differently in the last bit. LAPACK hands back Fortran-ordered
     results; had a save turned them into C order, a resumed learner would multiply the same
-    numbers along another path than one that never stopped (issue 12). ``np.savez`` keeps
+    numbers along another path than one that never stopped. ``np.savez`` keeps
     the order, so with this copy save, load and continue is bit-identical on every kernel.
 
     >>> a = np.asfortranarray(np.arange(6.0).reshape(2, 3))
@@ -128,7 +128,7 @@ class StateReader:
     """Reads a state dict for one class, value by value, refusing anything a run could not
     have written: a missing key, a non-finite number, a wrong shape, a negative counter, a
     string that is not one of the allowed ones. Every refusal is a ``ValueError`` that names
-    the class and the key (issue 13: a tampered file must not load and run).
+    the class and the key (a tampered file must not load and run).
 
     ``prefix``: the state is a part of a larger one (:func:`state_part`); the prefix is put
     back in front of the keys the messages name, and the kind is not checked.

@@ -10,7 +10,7 @@ constructor's arguments under their own names (``get_params()``); ``eta`` (and `
 for AdaGrad and Adam) change mid-stream through ``with_params`` (:mod:`explorer.params`),
 which returns a new learner continuing this one's state.
 
-Scale limits and all-or-nothing rounds (issue 13). What a learner accepts, it computes with
+Scale limits and all-or-nothing rounds. What a learner accepts, it computes with
 finite numbers; what it cannot, it refuses with a ``ValueError`` before anything changes:
 
 - every row: finite, with ``||x||^2 <= MAX_SQUARED_MASS = 1e300`` (entries up to about

@@ -84,7 +84,7 @@ class FrameClock(JSComponent):
 
     # Panel counts every change a browser sends in its one server-wide busy state, and each
     # change of that state updates the busy indicator of every session: two indicator
-    # updates for every frame of every session playing (issue 17, defects 8 and 9).
+    # updates for every frame of every session playing.
     _busy__ignore = ["shown"]
 
     _esm = """
@@ -108,10 +108,10 @@ class FileUpload(JSComponent):
     nor sent, the server is told only its name and size (``on_refused(name, n_bytes)``)
     and the box is cleared. Panel's ``FileInput`` (1.9) has no size limit: it read a 38 MB
     file and sent it base64-encoded (51 MB) in one websocket message, over the server's
-    limit, which closed the socket and left the page dead (issue 17). A file small enough
+    limit, which closed the socket and left the page dead. A file small enough
     arrives as ``on_file(name, content)`` (a coroutine function is scheduled); when it
     returns False (the file was refused) the box is cleared too, so it never shows a file
-    whose data is not the data playing (issue 17).
+    whose data is not the data playing.
     """
 
     accept = param.String(default="", doc="Comma-separated file extensions offered.")
@@ -193,7 +193,7 @@ def _alerts(app) -> pn.Column:
 
     The boxes stay and only their text changes: replacing the panes themselves while the
     page loads (a bad link's complaints arrive then) left the browser out of step, and
-    every later message, an upload's refusal among them, was never shown (issue 13).
+    every later message, an upload's refusal among them, was never shown.
     """
     errors = pn.pane.Alert("", alert_type="danger", margin=(2, 10), visible=False,
                            sizing_mode="stretch_width")
@@ -219,7 +219,7 @@ def _tabs(app) -> pn.Tabs:
             # Built without a design of their own, like the panes made before the template
             # rendered: the template then styles them as it styled those. Made after, they
             # would default to the session's design, applied *isolated* (Bootstrap's whole
-            # stylesheet inside each pane: 24 px headings, a checkbox over a title; issue 17).
+            # stylesheet inside each pane: 24 px headings, a checkbox over a title).
             with pn.config.set(design=None):
                 views = app.active.views
             bodies[key].objects = [views]

@@ -62,7 +62,7 @@ class PlotlyView(JSComponent):
     layout, re-sent only when it changes. The numeric arrays travel packed in one buffer,
     each distinct array once: Bokeh sends every array as websocket frames of its own,
     and the sketching page's 44 arrays per update (14 of them the same t) were about 70
-    frames (issue 17, defect 9). Plotly.js is the copy Panel serves for
+    frames. Plotly.js is the copy Panel serves for
     ``pn.extension("plotly")``, and its stylesheet is Panel's, applied inside this
     component's shadow root.
     """
@@ -175,7 +175,7 @@ class LivePlot:
     An update goes to the browser as given; the validated figure (:attr:`figure`,
     :meth:`trace`) takes it in when it is read. Validating every array on every update
     (plotly's setters) was two thirds of a redraw's server time: 6 of 10 ms a Step on the
-    sketching page (issue 17, defect 9).
+    sketching page.
     """
 
     def __init__(self, figure: go.Figure, *, height: int = 340):
@@ -285,7 +285,7 @@ def _flat_template(figure: go.Figure) -> dict:
     """The figure's template cut to what it draws: the 2-D layout defaults and the trace
     defaults of its own trace types. Plotly applies the whole template on every redraw
     (defaults for every trace type and for 3-D, polar and geographic axes): about a
-    quarter of a redraw's script time here (issue 17, defect 9); the figure looks the same."""
+    quarter of a redraw's script time here; the figure looks the same."""
     template = figure.layout.template.to_plotly_json()
     types = {trace.type for trace in figure.data}
     return {"layout": {key: value for key, value in template.get("layout", {}).items()
@@ -345,7 +345,7 @@ def _plain(value):
 
     A 2-D array (a heatmap's ``z``) goes as a list of its rows, each a 1-D array: Bokeh
     sends an n-d array as one flat typed array (its shape beside it, which Plotly does
-    not read), so Plotly took ``z`` for 1-D and drew a diagonal of cells (issue 17).
+    not read), so Plotly took ``z`` for 1-D and drew a diagonal of cells.
     """
     if isinstance(value, np.ndarray):
         # a copy: the caller's array may be a view of a buffer it writes again (the history's
@@ -361,7 +361,7 @@ def _plain(value):
 
 def explanation(text: str) -> pn.pane.Markdown:
     """The grey lines under a plot's title saying what to look for, as tall as they need:
-    a fixed height cut their last line off under the plot (issue 17)."""
+    a fixed height cut their last line off under the plot."""
     return pn.pane.Markdown(text, styles={"color": "#555"}, margin=(0, 10), min_height=40,
                             sizing_mode="stretch_width")
 
@@ -384,7 +384,7 @@ page, one above the other below (a 1024 px laptop with the sidebar open)."""
 
 
 def plot_grid(*cells) -> pn.FlexBox:
-    """The page's plot cells, two per line when there is room, else one (issue 17: a fixed
+    """The page's plot cells, two per line when there is room, else one (a fixed
     two-column grid squeezed the plots and their titles into 330 px at 1024 px)."""
     return pn.FlexBox(*cells, flex_wrap="wrap", sizing_mode="stretch_width")
 
@@ -402,6 +402,6 @@ def row(*items, **params) -> pn.Row:
 
 def labelled(label: str, widget) -> pn.Column:
     """``widget`` with ``label`` above it, as Panel's other widgets show theirs: a button
-    group shows no label at all (three Newton toggles had none; issue 17)."""
+    group shows no label at all (three Newton toggles had none)."""
     return pn.Column(pn.pane.Markdown(label, margin=(0, 5), styles={"font-size": "0.9em"}),
                      widget, margin=0)

@@ -146,7 +146,7 @@ class Page(param.Parameterized):
         The curves have a point at every ``resolution``-th row (the *grid*) and one at the
         current row. So the history at row ``t`` is the same however the stream got there
         (one Step at a time, Play at any speed, a shared link's seek): a link shows the
-        sender's curves (issue 17). The current row's point is replaced by the next step.
+        sender's curves. The current row's point is replaced by the next step.
         """
         k = min(int(n), self.n_rows - self.t)
         if k <= 0:

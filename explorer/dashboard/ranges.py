@@ -2,7 +2,7 @@
 
 Plotly's autorange fits every axis to the data on every redraw, so a figure whose curves
 grow by one point must redraw its axes, tick labels and legend each time; in a browser
-that renders in software that is most of a redraw (issue 17, defect 9: 30-60 ms of the
+that renders in software that is most of a redraw (30-60 ms of the
 sketching page's 4 figures, each frame). A :class:`~.live.LivePlot` instead sets its
 axes to the ranges :func:`axis_ranges` computes from the data: the data's extent,
 padded by :data:`PAD` of its span, rounded outwards to a multiple of a 1-2-5 step

@@ -90,7 +90,7 @@ class Transport(param.Parameterized):
         # A background callback: Panel counts every other periodic callback in its one
         # server-wide busy state, and each change of it updates the busy indicator of every
         # session. Ten sessions playing sent thousands of indicator updates a second, the
-        # server fell behind and sessions stalled for seconds at a time (issue 17, defect 8).
+        # server fell behind and sessions stalled for seconds at a time.
         self._callback = PeriodicCallback(callback=self.tick, period=self.period, background=True)
         self.page = page
 

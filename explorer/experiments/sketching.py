@@ -77,7 +77,7 @@ class SketchComparison(Tunable):
 
         ``A^T A`` grows one row at a time (not ``rows.T @ rows``, whose sums BLAS orders by
         the block's size), so it is the same to the last bit however the stream is cut
-        into calls: one Step at a time, Play, or a shared link's seek (issue 17).
+        into calls: one Step at a time, Play, or a shared link's seek.
         """
         with all_or_nothing(self):
             for v in SKETCH_VARIANTS:
@@ -104,7 +104,7 @@ class SketchComparison(Tunable):
         rounding-level eigenvalues of :math:`A^T A` to 0 for the bound, so error and bound
         are compared at one resolution. Before the first shrink (``delta_total == 0``) the
         sketch is exact, error <= Delta = 0 (Theorem 3), and the ~1e-16 that the dense
-        error matrix gives is noise, not a violated bound (issue 17). A real error after a
+        error matrix gives is noise, not a violated bound. A real error after a
         shrink is of the order of delta, far above this level."""
         lam = self.eigenvalues()
         noise = ROUNDING_LEVEL * max(float(lam[0]), 0.0) if lam.size else 0.0

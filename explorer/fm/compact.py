@@ -23,7 +23,7 @@ is never expanded to d numbers:
 - a scipy.sparse row of shape (1, d) (any format; duplicate entries are summed) or a 1-D
   sparse array of shape (d,).
 
-Scale limits (issue 13), checked before a learner changes anything: a row's
+Scale limits, checked before a learner changes anything: a row's
 ``||a_hat||^2 = ||a||^2 + 1`` is at most :data:`MAX_SQUARED_NORM` (1e300), so every entry
 of ``a_hat a_hat^T`` is a finite float, and a label is at most :data:`MAX_LABEL` (1e150)
 in magnitude, so ``(z - b)^2`` is finite for every prediction the learners accept

@@ -20,7 +20,7 @@ of it. ``"logistic"`` is ``log(1 + exp(-b z))`` for ``b`` in {-1, +1}, as in los
 The authors' MATLAB code (github.com/bmdy/SFTRL) uses ``2(z - b)`` with ``eta = 0.01``;
 our default ``eta = 0.02`` with ``z - b`` is the same update.
 
-All or nothing (issue 13). Inputs are validated before anything changes (rows real and
+All or nothing. Inputs are validated before anything changes (rows real and
 finite with ``||a_hat||^2 <= 1e300``, labels finite with ``|b| <= 1e150``, ±1 for
 "logistic": :mod:`.compact`). A round whose numbers leave the finite range -- a prediction
 ``|z| > 1e150`` (:data:`MAX_PREDICTION`), an entry of ``Theta`` past 1e300

@@ -147,7 +147,7 @@ class NewtonPage(Page):
                      adagrad_eta=self.adagrad_eta, labels=uploaded)
 
     def _measure(self) -> dict[str, float]:
-        # alpha0 too: a change mid-stream is drawn as a step where it happened (issue 17)
+        # alpha0 too: a change mid-stream is drawn as a step where it happened
         return {**self.race.measure(), "alpha0": self.settings.alpha0}
 
     # -- Back -------------------------------------------------------------------------------

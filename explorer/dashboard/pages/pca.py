@@ -278,7 +278,7 @@ SLIDER_WIDTH = 170
 onto a second line when five do not fit (a FlexBox: Panel gives a Row the sum of its
 children's fixed widths as its minimum, which pushed the page off-screen; see
 :func:`~..live.row`). Stretched, five sliders shared 1024 px and a label ran over the
-next one (issue 17)."""
+next one."""
 
 
 def _choice_slider(page: Page, name: str, choices, label: str) -> pn.widgets.DiscreteSlider:

@@ -80,7 +80,7 @@ class SketchingPage(Page):
 
     # -- measurements and Back ------------------------------------------------------------
     def _measure(self) -> dict[str, float]:
-        # alpha0 too: a change mid-stream is drawn as a step where it happened (issue 17)
+        # alpha0 too: a change mid-stream is drawn as a step where it happened
         return {**self.sketches.measure(), "alpha0": self.settings.alpha0}
 
     def _state(self) -> dict:
