@@ -15,13 +15,15 @@ method whose parameters suggest untrusted input (``path``, ``file``, ``data``, `
 covers (tests/test_fuzz_stateful.py), or be exempted with a reason in ``EXEMPT``.
 
 ``FUZZ_REPORT=path.json`` adds the tally per category (inputs tried, refused cleanly,
-accepted soundly, state changed on refusal, other exceptions, hangs, peak memory of the
-worst input) to that file, under ``"entry points"``.
+accepted soundly, state changed on refusal, accepted unsoundly, other exceptions, hangs,
+peak memory of the worst input) to that file under ``"entry points"``, and each family's
+under ``"entry points, by family"``, keeping what the stateful fuzz wrote there.
 """
 
 from __future__ import annotations
 
 import ast
+import atexit
 import importlib
 import json
 import os
@@ -40,12 +42,9 @@ CASES = [(name, family) for name, entry in ENTRIES.items() for family in entry.f
 RESULTS: dict[tuple[str, str], dict] = {}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _report():
-    yield
-    path = os.environ.get("FUZZ_REPORT")
-    if not path or not RESULTS:
-        return
+def write_report(path: str) -> None:
+    """Add the tally per category (and per family) to the JSON file at ``path``, keeping
+    what else it holds (the stateful fuzz writes its own categories there)."""
     categories: dict[str, dict] = defaultdict(lambda: defaultdict(int))
     for (name, family), result in sorted(RESULTS.items()):
         tally = categories[ENTRIES[name].category]
@@ -63,6 +62,16 @@ def _report():
     existing["entry points, by family"] = {f"{name} / {family}": result for (name, family), result in sorted(RESULTS.items())}
     with open(path, "w") as f:
         json.dump(existing, f, indent=1, sort_keys=True)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report():
+    yield
+    path = os.environ.get("FUZZ_REPORT")
+    if path and RESULTS:
+        write_report(path)
+        # tests/test_fuzz_stateful.py rewrites the file when its module ends: add ours again at exit
+        atexit.register(write_report, path)
 
 
 @pytest.mark.timeout(300)
