@@ -38,6 +38,7 @@ from scipy.linalg.lapack import dgeqrf, dorgqr
 from ._validation import as_row, as_rows, check_float, check_int, check_matrix_size
 from .hooks import Observable
 from .params import Tunable
+from .perturb import perturb
 from .sketch import MAX_SQUARED_MASS, ShrinkRecord, check_mass, check_row_mass
 from .state import StateReader, copy_array, stateful
 
@@ -134,7 +135,7 @@ class OjaSketch(Observable, Tunable):
         check_matrix_size(f"d = {self.d} and m = {self.m}", self.m + 1, self.d)
         self.learning_rate = check_float("learning_rate", learning_rate, minimum=1.0, maximum=100.0)
         self.seed = None if seed is None else check_int("seed", seed, minimum=0)
-        start = np.random.default_rng(self.seed).standard_normal((self.m, self.d))
+        start = perturb(np.random.default_rng(self.seed).standard_normal((self.m, self.d)))
         self._components = _orthonormal_rows(start)
         self._eigenvalues = np.zeros(self.m)
         self._rows = np.zeros((self.m, self.d))

@@ -5,7 +5,8 @@ a number a lesson prints is only machine-independent if it survives such changes
 can run every kernel, so this module makes the change itself: with the environment
 variable ``EXPLORER_PERTURB`` set to an integer seed, every float array that enters a
 learner, a sketch, a metric or a stream (``explorer._validation``'s row and matrix checks,
-the stream generators and the bundled data sets) is multiplied entrywise by
+the stream generators and the bundled data sets, and the random directions a sketch draws:
+the random projection's and Oja's start) is multiplied entrywise by
 ``1 + 1e-13 u`` with ``u`` in [-1, 1), a pseudo-random function of the seed and the
 entry's own bits. The variable is read once, here, at import; unset (or empty) changes
 nothing and costs one test per call.

@@ -32,6 +32,7 @@ from ._validation import as_reals, as_row, as_rows, check_float, check_int
 from .hooks import Observable, ShrinkEvent
 from .merging import Mergeable, check_members, unpack_state
 from .params import Tunable
+from .perturb import perturb
 from .state import StateReader, all_or_nothing, copy_array, generator_json, state_part, stateful
 
 __all__ = [
@@ -816,7 +817,7 @@ class RandomProjectionSketch(Observable, Tunable):
         generator as they were. Returns the draws ``R`` (n x m)."""
         check_mass(0.0, X, name="X")
         generator = self._rng.bit_generator.state
-        R = self._rng.standard_normal((X.shape[0], self.m)) / np.sqrt(self.m)
+        R = perturb(self._rng.standard_normal((X.shape[0], self.m)) / np.sqrt(self.m))
         updated = self._buffer + R.T @ X
         if not np.isfinite(updated).all():
             self._rng.bit_generator.state = generator
