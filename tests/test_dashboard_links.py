@@ -96,3 +96,128 @@ def test_an_alpha0_change_mid_stream_is_drawn_as_a_step_where_it_happened(key, l
     x, y = np.asarray(drawn.x), np.asarray(drawn.y)
     assert set(y[x < 13]) == {1.0} and set(y[x > 13]) == {10.0}
     assert list(y[x == 13]) == [1.0, 10.0]  # before and after, at the row of the change
+
+
+# -- links that cannot break a session: every bad value dropped with a message ------------
+from urllib.parse import parse_qsl, quote, urlencode  # noqa: E402
+
+import param  # noqa: E402
+from panel.io.location import Location  # noqa: E402
+from panel.util import parse_query  # noqa: E402
+
+from explorer.dashboard.app import clean_request_query  # noqa: E402,F401 (the served path's)
+from explorer.dashboard.settings import MAX_QUERY_VALUE, clean_query  # noqa: E402
+
+URL_KEYS = sorted(Dashboard().url_parameters())
+BAD_VALUES = st.one_of(
+    st.integers(4301, 6000).map(lambda n: "7" * n),  # past int()'s 4300 digits
+    st.integers(MAX_QUERY_VALUE + 1, 400).map(lambda n: "x" * n),
+    st.sampled_from(["true", "false", "TRUE", "False", "", "[", "{", "[1,", '{"a":', "[RFD-SON]",
+                     "²", "١٢", "𝟗", "nan", "inf", "-Infinity", "1e999", "1?2", "a#b", "?", "#"]),
+)
+
+
+def _synced(query: str) -> Dashboard:
+    app = Dashboard()
+    app.sync_url(Location(search=query))
+    return app
+
+
+def _assert_sound(app: Dashboard) -> None:
+    """No numeric setting holds a bool or a non-finite number; the active page builds."""
+    app.active.views  # noqa: B018 (built on first use)
+    for target in (app.settings, app.transport, *app.pages.values()):
+        for name, parameter in target.param.objects().items():
+            value = getattr(target, name)
+            if isinstance(parameter, (param.Integer, param.Number)) and value is not None:
+                assert not isinstance(value, bool), f"{type(target).__name__}.{name} = {value!r}"
+                assert np.isfinite(value), f"{type(target).__name__}.{name} = {value!r}"
+
+
+@settings(max_examples=40, deadline=None)
+@given(key=st.sampled_from([*URL_KEYS, "nope"]), bad=BAD_VALUES,
+       page=st.sampled_from(KEYS), good=st.sampled_from(["", "n=300", "m=7"]))
+def test_a_bad_value_under_any_key_is_dropped_with_a_message_naming_it(key, bad, page, good):
+    """Every key x a value Panel's parser raises on (4301+ digits, '²'), reads wrongly (true,
+    nan, 1e999) or drops silently (empty, broken JSON): the cleaned query parses, the value
+    is gone with a message naming the key and, for a setting, what it allows; a synced
+    dashboard builds its page with no bool in a number and keeps the good values."""
+    first = "" if key == "page" else f"page={page}"
+    query = "?" + "&".join(part for part in (first, good, f"{quote(key)}={quote(bad)}") if part)
+    parameters = Dashboard().url_parameters()
+    search, messages = clean_query(query, parameters)
+    parse_query(search)  # raises on nothing left
+    assert all(len(value) <= MAX_QUERY_VALUE for _, value in parse_qsl(search[1:]))
+    kept = dict(parse_qsl(search[1:], keep_blank_values=True))
+    known = parameters.get(key, [])
+    numeric = bool(known) and all(isinstance(p, (param.Integer, param.Number)) for p in known)
+    must_drop = (len(bad) > MAX_QUERY_VALUE or bad in ("[", "{", "[1,", '{"a":', "[RFD-SON]", "²", "١٢")
+                 or (known and bad == "")
+                 or (known and bad.lower() in ("true", "false")
+                     and not any(isinstance(p, param.Boolean) for p in known))
+                 or (numeric and bad in ("nan", "inf", "-Infinity", "1e999")))
+    dropped = key not in kept
+    assert dropped or not must_drop, f"{key}={bad[:30]!r} kept"
+    assert [text for text in messages if text.startswith(f"URL: {key} ")] == messages
+    assert len(messages) == (1 if dropped and (known or bad) else 0), messages
+    if dropped and known:
+        assert " must be " in messages[0]
+    if good:
+        assert good.split("=")[0] in kept
+    app = _synced(query)
+    _assert_sound(app)
+    for text in messages:
+        assert text in app.messages
+    if good == "m=7" and key != "m":
+        assert app.settings.m == 7
+
+
+@pytest.mark.parametrize("query, key", [
+    ("?seed=" + "1" * 5000, "seed"), ("?seed=true", "seed"), ("?page=newton&adagrad_eta=true", "adagrad_eta"),
+    ("?page=pca&k=true", "k"), ("?page=pca&rank=true", "rank"), ("?seed=", "seed"),
+    ('?page=newton&learners=["RFD-SON"', "learners"), ("?m=²", "m"), ("?t=1e999", "t"),
+    ("?nope=" + "9" * 4301, "nope")])
+def test_the_reported_links_build_their_page_and_say_what_was_dropped(query, key):
+    """The campaign's cases: each page builds, and the message names the key and what is allowed."""
+    app = _synced(query)
+    _assert_sound(app)
+    said = [text for text in app.messages if text.startswith(f"URL: {key} ")]
+    assert len(said) == 1, app.messages
+    assert ("must be" in said[0]) != (key == "nope")
+    assert len(said[0]) < 300  # a 5000-digit value is quoted by its first 20 characters
+
+
+def test_a_clean_query_is_left_as_it_is_and_question_marks_are_escaped():
+    """Nothing to drop: the very same string (no re-encoding the browser would then send
+    back); a '?' inside a value (Panel splits the address at each '?') is escaped."""
+    parameters = Dashboard().url_parameters()
+    query = '?page=newton&learners=["RFD-SON"]&fast=true&m=7&theme=dark'
+    assert clean_query(query, parameters) == (query, [])
+    search, messages = clean_query("?dataset=a?b#c&m=7", parameters)
+    assert messages == [] and "?" not in search[1:] and "#" not in search
+    assert dict(parse_qsl(search[1:])) == {"dataset": "a?b#c", "m": "7"}
+    assert clean_query("", parameters) == ("", [])
+
+
+def test_every_value_a_session_writes_fits_in_a_link():
+    """The longest value the dashboard itself puts in its URL (every learner selected, ...)
+    is within MAX_QUERY_VALUE, so no shared link is ever cut."""
+    app = Dashboard()
+    for cls in PAGES:
+        app.page = cls.key
+        for name, parameter in cls.param.objects().items():
+            if isinstance(parameter, param.ListSelector):
+                setattr(app.active, name, list(parameter.objects))
+    app.sync_url(Location())
+    longest = max(app.url_query().values(), key=len)
+    assert len(longest) <= MAX_QUERY_VALUE
+    assert clean_query("?" + urlencode(app.url_query()), app.url_parameters())[1] == []
+
+
+def test_a_later_query_from_the_browser_is_cleaned_before_panel_reads_it():
+    """The browser sends its address bar's query when the page loads: cleaned too."""
+    app = _synced("?m=7")
+    app._location.search = "?m=9&seed=" + "3" * 5000  # noqa: SLF001 (what the browser sends)
+    assert app.settings.m == 9 and app.settings.seed == 0
+    assert any(text.startswith("URL: seed = 33333333333333333333… (5000 characters)") for text in app.messages)
+    assert "seed" not in dict(parse_qsl(app._location.search[1:]))  # noqa: SLF001

@@ -33,7 +33,7 @@ from .pages.fm import FactorizationPage
 from .pages.newton import NewtonPage
 from .pages.pca import AdaptivePCAPage
 from .pages.sketching import SketchingPage
-from .settings import DEFAULT_DATASET, UPLOAD, URL_NAMES, Settings, apply_query
+from .settings import DEFAULT_DATASET, UPLOAD, URL_NAMES, Settings, apply_query, clean_query
 from .transport import Transport, reason
 from .upload import UploadedData, check_size, parse_upload
 
@@ -210,19 +210,53 @@ class Dashboard(param.Parameterized):
         self.pages.clear()
 
     # -- the URL ----------------------------------------------------------------------------
-    def sync_url(self, location) -> None:
+    def sync_url(self, location, problems: tuple[str, ...] = ()) -> None:
         """Keep settings, page, page options, t and speed in ``location``'s query, both ways.
 
         Settings come first (they may restart the stream), t last (it seeks). Every value
-        stays in JSON (``learners=["RFD-SON"]``, ``fast=true``): see :func:`keep_json`.
+        stays in JSON (``learners=["RFD-SON"]``, ``fast=true``): see :func:`keep_json`. A
+        value Panel's parser cannot read, or of the wrong kind (``seed=true``), is dropped
+        first, with a message naming the key (:func:`~.settings.clean_query`); ``problems``
+        are such messages from an earlier cleaning (:func:`clean_request_query`).
         """
         keep_json(location)
         self._location = location
+        problems = [*problems, *self._clean_search(location)]  # the query as it is now
+        clean_first(location, lambda event: self.add_messages(self._clean_search(location)))
         self._sync(self.settings, URL_NAMES)
         self._sync(self, ("page",))
         for page in list(self.pages.values()):
             self._sync_page(page)
         self._sync(self.transport, {"shared_t": "t", "speed": "speed"})
+        self.add_messages(problems)  # after: a setting the link changed clears the messages
+
+    def url_parameters(self) -> dict[str, list[param.Parameter]]:
+        """Every key a link may carry and the parameters it may set: the settings, ``page``,
+        every page's options (before the page is built), ``t`` and ``speed``."""
+        parameters = {name: [self.settings.param[name]] for name in URL_NAMES}
+        parameters["page"] = [self.param.page]
+        for cls in self.page_classes:
+            for name in cls.param:
+                if name not in Page.param and name != "name":
+                    parameters.setdefault(name, []).append(cls.param[name])
+        parameters["t"] = [self.transport.param.shared_t]
+        parameters["speed"] = [self.transport.param.speed]
+        return parameters
+
+    def _clean_search(self, location) -> list[str]:
+        """``location``'s query (a link, or what the browser's address bar sends) cleaned
+        before Panel parses it: the dropped values gone, :func:`~.settings.clean_query`'s
+        messages returned."""
+        search, problems = clean_query(location.search, self.url_parameters())
+        if search != location.search:
+            location.search = search
+        return problems
+
+    def add_messages(self, texts: list[str]) -> None:
+        """Show ``texts`` in the problems' alert, each once."""
+        new = [text for text in dict.fromkeys(texts) if text not in self.messages]
+        if new:
+            self.messages = [*self.messages, *new]
 
     def _sync_page(self, page: Page) -> None:
         self._sync(page, [name for name in page.param if name not in Page.param and name != "name"])
@@ -231,8 +265,7 @@ class Dashboard(param.Parameterized):
         names = names if isinstance(names, dict) else {name: name for name in names}
 
         def refused(values):
-            problems = apply_query(target, values, names)  # may clear messages: read them after
-            self.messages = [*self.messages, *(text for text in problems if text not in self.messages)]
+            self.add_messages(apply_query(target, values, names))  # may clear messages: read them after
         self._synced.append((target, names))
         self._location.sync(target, names, on_error=refused)
 
@@ -244,6 +277,24 @@ class Dashboard(param.Parameterized):
                 value = target.param[name].serialize(getattr(target, name))
                 query[key] = value if isinstance(value, str) else json.dumps(value)
         return query
+
+
+def clean_first(location, clean) -> None:
+    """Call ``clean(event)`` on each new ``location.search`` before Panel's Location parses it.
+
+    param calls a parameter's watchers by precedence, then in the order they were set up,
+    and refuses a negative precedence from users; Location set up its parser (the watcher
+    of ``search`` alone) when it was built. So that watcher is taken off and set up again
+    after ``clean``, unchanged, through param's public ``watchers``/``unwatch``/``watch``.
+    """
+    parsers = [watcher for watcher in location.param.watchers.get("search", {}).get("value", [])
+               if tuple(watcher.parameter_names) == ("search",)]
+    for watcher in parsers:
+        location.param.unwatch(watcher)
+    location.param.watch(clean, "search")
+    for watcher in parsers:
+        location.param.watch(watcher.fn, "search", onlychanged=watcher.onlychanged,
+                             queued=watcher.queued, precedence=watcher.precedence)
 
 
 def keep_json(location) -> None:
@@ -263,6 +314,28 @@ def keep_json(location) -> None:
     location.update_query = update_query
 
 
+def clean_request_query(parameters: dict) -> list[str]:
+    """Clean this session's request address before Panel builds ``pn.state.location`` from
+    it (:func:`~.settings.clean_query`); return the messages for the dropped values.
+
+    Panel parses the query as it builds the location: a value of 4301 digits raised there
+    and the page was an HTTP 500. The cleaned address is set as the request's ``uri``
+    (Bokeh's request proxy then answers with it; the request itself is untouched). Outside
+    a served session there is no request: nothing to do.
+    """
+    curdoc = pn.state.curdoc
+    context = curdoc.session_context if curdoc is not None else None
+    request = getattr(context, "request", None)
+    uri = getattr(request, "uri", None)
+    if not isinstance(uri, str) or "?" not in uri:
+        return []
+    path, _, query = uri.partition("?")
+    search, messages = clean_query("?" + query, parameters)
+    if search != "?" + query:
+        request.uri = path + search
+    return messages
+
+
 def _read_upload(filename: str, content: bytes) -> UploadedData | str:
     """The parsed file, or the message saying why it was refused (safe to run in a thread)."""
     try:
@@ -277,9 +350,10 @@ def create_app(pages: tuple[type[Page], ...] = PAGES) -> pn.template.BaseTemplat
     """Build one session's dashboard: a fresh :class:`Dashboard` in a template (a factory for ``pn.serve``)."""
     pn.extension("plotly", notifications=False)
     app = Dashboard(pages)
+    problems = clean_request_query(app.url_parameters())  # before Panel reads the query
     location = pn.state.location
     if location is not None:
-        app.sync_url(location)
+        app.sync_url(location, tuple(problems))
         pn.state.onload(lambda: location.update_query(**app.url_query()))
     if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
         def closed(session_context) -> None:

@@ -13,7 +13,10 @@ than a real data set, d for a data set whose d is fixed, an upload that is gone)
 
 from __future__ import annotations
 
+import json
+import math
 import re
+from urllib.parse import parse_qsl, urlencode
 
 import numpy as np
 import param
@@ -21,7 +24,8 @@ import param
 from ..streams import DATASETS, load_stream
 from .upload import MAX_COLUMNS, UploadedData
 
-__all__ = ["Settings", "UPLOAD", "DEFAULT_DATASET", "URL_NAMES", "apply_query"]
+__all__ = ["Settings", "UPLOAD", "DEFAULT_DATASET", "URL_NAMES", "apply_query", "clean_query",
+           "MAX_QUERY_VALUE"]
 
 DEFAULT_DATASET = "low rank + noise"
 UPLOAD = "your upload"
@@ -127,3 +131,128 @@ def apply_query(target: param.Parameterized, values: dict, names=None) -> list[s
             messages.append(f"URL: {key} = {value} was ignored ({key} {reason.rstrip('.')}); "
                             f"using {key} = {getattr(target, name)}.")
     return messages
+
+
+MAX_QUERY_VALUE = 200
+"""The most characters a query value may have: the longest a setting needs is a JSON list
+of a few learner names. Longer values are dropped, so Panel's parser never meets a number
+past Python's limit of 4300 digits for ``int()``."""
+
+
+def clean_query(search: str, parameters: dict) -> tuple[str, list[str]]:
+    """A link's query string with every value the dashboard cannot use dropped, and one
+    message for each, naming the key and what it allows.
+
+    ``parameters`` maps a query key to the ``param`` parameters it may set (several pages
+    may share a name). Panel's own parser (``panel.util.parse_query``) raises on a digit
+    string past 4300 digits or one of digits ``int()`` refuses (``²``), reads ``true`` as a
+    bool (which ``param.Integer`` and ``param.Number`` accept and Bokeh's widgets refuse),
+    and silently drops an empty value or unreadable JSON; and Panel splits the address at
+    each ``?``. So, before Panel reads the query, a value is dropped when it is longer than
+    :data:`MAX_QUERY_VALUE` characters, holds digits other than 0-9, is empty or not valid
+    JSON (``[`` or ``{``), or, for a known key, is ``true``/``false`` or not a finite number
+    where the parameter takes a number. A value of the right kind but out of range is
+    left for :func:`apply_query` to refuse. Unknown keys are kept (Panel ignores them)
+    unless their value could break the parser. Returns the query (``"?..."``, or ``""``),
+    unchanged when nothing was dropped and no ``?`` or ``#`` needs escaping.
+
+    >>> search, messages = clean_query("?seed=true&m=7&n=", {"seed": [Settings.param.seed],
+    ...                                "m": [Settings.param.m], "n": [Settings.param.n]})
+    >>> search
+    '?m=7'
+    >>> print("\\n".join(messages))
+    URL: seed = true was ignored (seed must be an integer in [0, 2147483647]); using seed = 0.
+    URL: n has no value and was ignored (n must be an integer in [50, 5000]); using n = 1000.
+    """
+    raw = search[1:] if search.startswith("?") else search
+    kept, messages = [], []
+    for key, value in parse_qsl(raw, keep_blank_values=True):
+        known = list(parameters.get(key, ()))
+        problem = _unreadable(value) or (_wrong_kind(value, known) if known else None)
+        if problem is None:
+            kept.append((key, value))
+            continue
+        shown = value if len(value) <= 40 else f"{value[:20]}… ({len(value)} characters)"
+        if not known:
+            messages.append(f"URL: {key} = {shown} was ignored ({key} is not a setting of this "
+                            f"dashboard, and {problem}).")
+        elif problem == "empty":
+            messages.append(f"URL: {key} has no value and was ignored ({key} must be "
+                            f"{_allowed(known[0])}); using {key} = {_shown_default(known[0])}.")
+        else:
+            messages.append(f"URL: {key} = {shown} was ignored ({key} must be {_allowed(known[0])}"
+                            f"{'' if problem == 'kind' else '; ' + problem}); using {key} = "
+                            f"{_shown_default(known[0])}.")
+    if not messages and "?" not in raw and "#" not in raw:
+        return search, []
+    return ("?" + urlencode(kept)) if kept else "", messages
+
+
+def _unreadable(value: str) -> str | None:
+    """Why Panel's parser could not read ``value`` (None: it can)."""
+    if len(value) > MAX_QUERY_VALUE:
+        return f"a value may have at most {MAX_QUERY_VALUE} characters"
+    if value.isdigit() and not value.isascii():
+        return "numbers are written with the digits 0-9"
+    if value.startswith(("[", "{")):
+        try:
+            json.loads(value)
+        except ValueError:
+            return "this is not valid JSON"
+    return None
+
+
+def _parsed(value: str):
+    """``value`` as Panel's ``parse_query`` reads it (after :func:`_unreadable` passed)."""
+    if value.isdigit():
+        return int(value)
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    if value.startswith(("[", "{")):
+        return json.loads(value)
+    return value.lower() == "true" if value.lower() in ("true", "false") else value
+
+
+def _wrong_kind(value: str, known: list) -> str | None:
+    """"empty", "kind" or None: whether ``value`` is of a kind one of ``known`` accepts."""
+    if value == "":
+        return "empty"
+    parsed = _parsed(value)
+    for parameter in known:
+        if isinstance(parameter, param.Boolean):
+            if isinstance(parsed, bool):
+                return None
+        elif isinstance(parameter, (param.Integer, param.Number)):
+            if (isinstance(parsed, (int, float)) and not isinstance(parsed, bool)
+                    and math.isfinite(parsed)):
+                return None
+        elif isinstance(parameter, param.ListSelector):
+            if isinstance(parsed, list):
+                return None
+        elif not isinstance(parsed, (bool, dict, list)):  # a selector or text: param checks it
+            return None
+    return "kind"
+
+
+def _allowed(parameter) -> str:
+    """What ``parameter`` accepts, in words."""
+    low, high = getattr(parameter, "bounds", None) or (None, None)
+    span = f" in [{low}, {high}]" if low is not None and high is not None else ""
+    if isinstance(parameter, param.Boolean):
+        return "true or false"
+    if isinstance(parameter, param.Integer):
+        return f"an integer{span}"
+    if isinstance(parameter, param.Number):
+        return f"a number{span}"
+    if isinstance(parameter, param.ListSelector):
+        return "a JSON list of " + ", ".join(json.dumps(choice) for choice in parameter.objects)
+    if isinstance(parameter, param.Selector):
+        return "one of " + ", ".join(str(choice) for choice in parameter.objects)
+    return "text"
+
+
+def _shown_default(parameter) -> str:
+    default = parameter.default
+    return json.dumps(default) if isinstance(default, (bool, list)) else str(default)
