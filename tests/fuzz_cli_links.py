@@ -318,7 +318,7 @@ def _big_arguments():
 
 
 def learner_entries(Entry, Family) -> list:
-    return [Entry("learners: scale extremes and sizes", "learners", _learner_call, _learner_accept,
+    return [Entry("learners (first rows at scale extremes, size arguments)", "learners", _learner_call, _learner_accept,
                   setup=_learner_setup, observe=_learner_observe,
                   valid=lambda: [("first row", "AdaGrad", 0)],
                   families={"first row scaled": Family(values=_first_rows),
