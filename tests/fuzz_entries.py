@@ -88,8 +88,11 @@ def _zip_attacks(samples, suffix: str, label: str) -> list[Payload]:
         compressed = io.BytesIO()
         np.savez_compressed(compressed, **members)
         attacks.append(Payload(compressed.getvalue(), suffix, f"{label} {k}: compressed"))
-    twice = samples[0] + b""
-    attacks.append(Payload(_duplicate_member(twice), suffix, f"{label}: a member named twice"))
+    attacks.append(Payload(_duplicate_member(samples[0]), suffix, f"{label}: a member named twice"))
+    members = {key: npy_bytes(value) for key, value in _members(samples[0]).items()}
+    first = next(iter(members))
+    pickled = {**members, first: huge_shape_npy((2,), "|O", data=b"\x80\x04\x95" + bytes(40))}
+    attacks.append(Payload(_raw_npz(pickled), suffix, f"{label}: {first} an object (pickled) array"))
     return attacks
 
 

@@ -13,7 +13,8 @@ Dask pools with the test process). In the child:
   still running then is a hang; the whole family has :data:`FAMILY_SECONDS`;
 - outcomes: refused cleanly (a ``ValueError`` with the observed state unchanged), state
   changed on refusal, accepted soundly (the entry's check passed), accepted unsoundly,
-  other exceptions, hangs.
+  other exceptions, hangs, and refusals whose message advises loading pickled data (numpy's
+  "allow_pickle=True ... if you trust the file": no message may advise unpickling).
 
 The child leaves with ``os._exit`` once it has sent its tally: a thread stuck on a FIFO
 must not keep it alive.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import resource
 import shutil
 import signal
@@ -36,7 +38,8 @@ CALL_SECONDS = 15.0
 FAMILY_SECONDS = 240.0
 ADDRESS_GUARD = 1536 << 20
 OUTCOMES = ("refused cleanly", "accepted soundly", "state changed on refusal", "accepted unsoundly",
-            "other exceptions", "hangs")
+            "other exceptions", "hangs", "refusal messages advising pickle")
+_PICKLE_ADVICE = re.compile(r"allow_pickle\s*=\s*True|if you trust|pickle\.load", re.IGNORECASE)
 _KEPT_FAILURES = 8
 
 
@@ -96,6 +99,8 @@ class _Tally:
                     self.fail("other exceptions", value, _describe(error))
                 elif entry.observe(subject, scratch) != before:
                     self.fail("state changed on refusal", value, _describe(error))
+                elif _PICKLE_ADVICE.search(str(error)):
+                    self.fail("refusal messages advising pickle", value, _describe(error))
                 else:
                     self.counts["refused cleanly"] += 1
             else:
