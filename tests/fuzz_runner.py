@@ -177,22 +177,28 @@ _CONTEXT = None
 def _context():
     """The forkserver context, its server started with the registry imported. Python 3.11's
     forkserver ignores the ``sys_path`` it is handed, so tests/ reaches it through
-    ``PYTHONPATH``, set only while the server starts."""
+    ``PYTHONPATH``; ``MALLOC_ARENA_MAX=2`` keeps glibc from reserving 64 MiB of address
+    space per thread (a machine with many cores would otherwise hit :data:`ADDRESS_GUARD`
+    with Dask's threads alone). Both are set only while the server starts."""
     global _CONTEXT
     if _CONTEXT is None:
         from multiprocessing import forkserver
 
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["fuzz_registry"])
-        before = os.environ.get("PYTHONPATH")
-        os.environ["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parent), *([before] if before else [])])
+        path = os.environ.get("PYTHONPATH")
+        settings = {"PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parent), *([path] if path else [])]),
+                    "MALLOC_ARENA_MAX": "2"}
+        saved = {name: os.environ.get(name) for name in settings}
+        os.environ.update(settings)
         try:
             forkserver.ensure_running()
         finally:
-            if before is None:
-                del os.environ["PYTHONPATH"]
-            else:
-                os.environ["PYTHONPATH"] = before
+            for name, value in saved.items():
+                if value is None:
+                    del os.environ[name]
+                else:
+                    os.environ[name] = value
         _CONTEXT = context
     return _CONTEXT
 
