@@ -221,3 +221,34 @@ def test_a_later_query_from_the_browser_is_cleaned_before_panel_reads_it():
     assert app.settings.m == 9 and app.settings.seed == 0
     assert any(text.startswith("URL: seed = 33333333333333333333… (5000 characters)") for text in app.messages)
     assert "seed" not in dict(parse_qsl(app._location.search[1:]))  # noqa: SLF001
+
+
+from test_dashboard_browser import server  # noqa: E402,F401 (the fixture: a served dashboard in a child process)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.parametrize("query, said", [
+    ("?n=300&d=20&m=5&seed=true", "URL: seed = true was ignored (seed must be an integer in [0, 2147483647])"),
+    ("?n=300&d=20&m=5&seed=" + "1" * 5000, "URL: seed = 11111111111111111111… (5000 characters) was ignored"),
+    ("?page=pca&n=300&d=20&k=true&rank=true", "URL: rank = true was ignored (rank must be an integer"),
+])
+def test_a_broken_link_opens_the_page_with_its_step_button_and_the_message(server, page, query, said):
+    """In chromium: the page builds (a 5000-digit value was an HTTP 500, ``seed=true`` a page
+    that never built), Step works, the message names the key, and the address bar shows the
+    value in use instead."""
+    from test_dashboard_browser import TIMEOUT_MS, button, counter
+
+    errors = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.set_default_timeout(TIMEOUT_MS)
+    response = page.goto(server["url"] + query)
+    assert response.status == 200
+    page.get_by_text(said).wait_for()
+    button(page, "Step").click()
+    counter(page, 1).wait_for()
+    key = said.split()[1]
+    bad = dict(parse_qsl(query[1:]))[key]
+    page.wait_for_function(f"() => /[?&]t=1(&|$)/.test(location.search)")  # the URL follows Step
+    assert dict(parse_qsl(page.url.split("?", 1)[1]))[key] != bad  # the default, written back
+    assert [e for e in errors if "favicon" not in e] == []
