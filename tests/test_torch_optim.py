@@ -297,7 +297,7 @@ def test_the_module_without_torch_names_the_extra():
 # -- all or nothing at step time: settings, exceptions, tensors ---------------------------
 _BAD_SCALES = ["0.1", None, -1.0, 0.0, float("nan"), float("inf"), 1e200, True, [0.1],
                torch.tensor([0.1, 0.2]), torch.tensor(1), torch.tensor(True), torch.tensor(-0.1),
-               torch.tensor(float("nan"))]
+               torch.tensor(float("nan")), 10 ** 400]
 
 
 def _two_groups(variant: str, seed: int):

@@ -316,7 +316,11 @@ def _scale(name: str, value) -> float:
     if isinstance(value, torch.Tensor) and _number(value) is value:
         raise ValueError(f"{name} must be a number or a one-element floating-point tensor, got a "
                          f"tensor of shape {tuple(value.shape)} and dtype {value.dtype}")
-    return check_scale(name, _number(value))
+    try:
+        return check_scale(name, _number(value))
+    except OverflowError:  # an int past float's range: float() overflows
+        raise ValueError(f"{name} must be a number in [{SCALES[0]:.0e}, {SCALES[1]:.0e}], got an "
+                         f"integer too large for a float") from None
 
 
 def _kept(name: str, value):
