@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import stat
 from types import SimpleNamespace
@@ -26,7 +25,7 @@ from explorer.distributed import certified_bounds
 from explorer.sketch import MAX_SQUARED_MASS, from_bytes
 from explorer.state import nonfinite_entries
 from state_checks import same_state, snapshot
-from stateful_zoo import D, rows
+from stateful_zoo import D
 from test_fuzz_stateful import check_fd_guarantee, keeps_working
 
 __all__ = ["fingerprint", "files_in", "sound_sketch", "sound_object", "sound_rows", "sound_sketch_of", "load_rows"]
@@ -139,13 +138,3 @@ def sound_sketch_of(sketch, A) -> None:
         raise AssertionError(f"FD's guarantee fails on the rows (A^T A - B^T B not PSD, or its norm past "
                              f"delta_total = {sketch.delta_total:.3g}); max |A| = {np.abs(A).max():.3g}") from None
 
-
-def npz_of(**arrays) -> bytes:
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    return buffer.getvalue()
-
-
-def ordinary_rows(n: int = 40, seed: int = 0) -> np.ndarray:
-    """Ordinary rows of the zoo's dimension."""
-    return rows(np.random.default_rng(seed), n)
