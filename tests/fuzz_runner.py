@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["CALL_SECONDS", "FAMILY_SECONDS", "ADDRESS_GUARD", "OUTCOMES", "run_family"]
+__all__ = ["CALL_SECONDS", "FAMILY_SECONDS", "ADDRESS_GUARD", "OUTCOMES", "SCALE", "run_family"]
 
 CALL_SECONDS = 15.0
 FAMILY_SECONDS = 240.0
@@ -41,6 +41,9 @@ OUTCOMES = ("refused cleanly", "accepted soundly", "state changed on refusal", "
             "other exceptions", "hangs", "refusal messages advising pickle")
 _PICKLE_ADVICE = re.compile(r"allow_pickle\s*=\s*True|if you trust|pickle\.load", re.IGNORECASE)
 _KEPT_FAILURES = 8
+SCALE = max(1, int(os.environ.get("FUZZ_SCALE", "1") or 1))
+"""``FUZZ_SCALE=k``: k times the hypothesis examples of every family, drawn at random (a
+longer campaign than CI's; CI's run, k = 1, is derandomized and always the same)."""
 
 
 class CallTimedOut(BaseException):
@@ -133,7 +136,7 @@ def _run_values(tally: _Tally, family) -> None:
         return
     from hypothesis import HealthCheck, Phase, given, settings
 
-    @settings(max_examples=family.examples, derandomize=True, deadline=None, database=None,
+    @settings(max_examples=family.examples * SCALE, derandomize=SCALE == 1, deadline=None, database=None,
               phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
     @given(family.strategy())
     def run(value):
@@ -211,7 +214,7 @@ def run_family(entry_name: str, family_name: str) -> dict:
     process.start()
     sender.close()
     try:
-        if receiver.poll(FAMILY_SECONDS):
+        if receiver.poll(FAMILY_SECONDS * SCALE):
             result = receiver.recv()
         else:
             result = {"tried": 0, "hangs": 1, "failures": [f"the family ran past {FAMILY_SECONDS:g} s"]}

@@ -18,6 +18,7 @@ covers (tests/test_fuzz_stateful.py), or be exempted with a reason in ``EXEMPT``
 accepted soundly, state changed on refusal, accepted unsoundly, other exceptions, hangs,
 peak memory of the worst input) to that file under ``"entry points"``, and each family's
 under ``"entry points, by family"``, keeping what the stateful fuzz wrote there.
+``FUZZ_SCALE=k`` runs k times the hypothesis examples, at random (a longer campaign).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from collections import defaultdict
 import pytest
 
 from fuzz_registry import COVERED_BY_STATEFUL_FUZZ, ENTRIES, EXEMPT, covered_names
-from fuzz_runner import OUTCOMES, run_family
+from fuzz_runner import OUTCOMES, SCALE, run_family
 
 PEAK_MB = 200.0
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "explorer"
@@ -74,7 +75,7 @@ def _report():
         atexit.register(write_report, path)
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(300 * SCALE)
 @pytest.mark.parametrize("name, family", CASES, ids=[f"{n.split(':')[-1]}-{f}" for n, f in CASES])
 def test_every_input_is_refused_cleanly_or_accepted_soundly(name, family):
     result = run_family(name, family)
