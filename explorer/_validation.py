@@ -34,7 +34,11 @@ def check_float(name: str, value, *, minimum: float = -np.inf, maximum: float = 
     """A finite real number in [minimum, maximum] (or (minimum, maximum] if strict)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a real number, got {value!r}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an integer past float's range (10**400)
+        raise ValueError(f"{name} must be a finite number in [{minimum}, {maximum}], got an "
+                         f"integer of {len(str(abs(value)))} digits") from None
     low_ok = value > minimum if strict_minimum else value >= minimum
     if not np.isfinite(value) or not low_ok or value > maximum:
         bracket = "(" if strict_minimum else "["

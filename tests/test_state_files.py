@@ -59,3 +59,4 @@ def test_atomic_files_get_the_mode_an_ordinary_open_gives(tmp_path):
         assert (tmp_path / "a").stat().st_mode & 0o777 == 0o600
     finally:
         os.umask(umask)
+
