@@ -211,7 +211,6 @@ def unbacked_claims(path: Path) -> list[tuple[int, list[str], str]]:
 KNOWN = {
     "lessons/01_frequent_directions.ipynb", "lessons/02_robust_frequent_directions.ipynb",
     "lessons/03_sketched_online_newton.ipynb", "lessons/05_online_adaptive_pca.ipynb",
-    "notebooks/ada_fd_paper.ipynb", "notebooks/rfd_paper.ipynb",
 }
 
 
