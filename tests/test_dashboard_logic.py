@@ -259,11 +259,11 @@ def test_alpha0_is_hot_and_m_is_structural():
 
 def test_impossible_combinations_are_explained():
     app = small_app()
-    app.settings.m = 20  # m >= d = 12
-    assert any("m = 20 ≥ d = 12" in note for note in app.notes)
+    app.settings.m = 20  # m > d = 12
+    assert any("m = 20 > d = 12" in note for note in app.notes)
     app.settings.alpha0 = 0.0  # hot: the notes are rebuilt, not appended to
     assert any("α₀ = 0" in note for note in app.notes)
-    assert sum("m = 20 ≥ d = 12" in note for note in app.notes) == 1
+    assert sum("m = 20 > d = 12" in note for note in app.notes) == 1
     app.settings.param.update(dataset="breast cancer", n=5000)
     assert app.active.n_rows == 569 and app.settings.fixed_d
     assert any("only 569 rows" in note for note in app.notes)

@@ -69,9 +69,9 @@ class SketchingPage(Page):
     def _notes(self) -> list[str]:
         d, m = self._X.shape[1], self.settings.m
         notes = []
-        if m >= d:
-            notes.append(f"m = {m} ≥ d = {d}: the sketch has room for every direction, so "
-                         f"nothing is ever shrunk away (δ = 0). Choose m < d to see FD at work.")
+        if m > d:  # FD's shrink removes sigma_m^2, which is 0 while rank <= d < m
+            notes.append(f"m = {m} > d = {d}: the sketch has room for every direction, so "
+                         f"nothing is ever shrunk away (δ = 0). Choose m ≤ d to see FD at work.")
         if self.settings.alpha0 == 0:
             notes.append("α₀ = 0 (the JMLR 'hyperparameter-free' setting): BᵀB + α₀I is "
                          "singular while rank(B) < d, so FD's condition number is ∞ and not "
