@@ -7,6 +7,7 @@ own history, so a note cannot claim "nothing is shrunk" while FD shrinks.
 from __future__ import annotations
 
 import numpy as np
+import param
 import pytest
 
 from explorer import FrequentDirections
@@ -54,3 +55,45 @@ def test_an_upload_with_d_equal_to_m_is_not_called_shrink_free():
     assert app.settings.m == 10 and not any(NO_SHRINK in note for note in app.notes)
     app.transport.seek(200)
     assert app.active.sketches.fd["exact"].delta_total > 0
+
+
+def sidebar_widgets(app: Dashboard) -> tuple:
+    """The n and d sliders and the Markdown lines of the sidebar of a session of ``app``."""
+    import panel as pn
+
+    from explorer.dashboard.layout import layout
+
+    sidebar = list(layout(app).sidebar)
+    by_label = {getattr(w, "label", "").split(":")[0]: w for w in sidebar}
+    lines = [w.object for w in sidebar if isinstance(w, pn.pane.Markdown)]
+    return by_label["n"], by_label["d"], lines
+
+
+@pytest.mark.timeout(60)
+def test_the_sidebar_shows_the_shape_of_an_uploaded_file():
+    app = Dashboard()
+    n, d, _ = sidebar_widgets(app)
+    assert (n.value, d.value) == (1000, 50)
+    assert app.upload("mine.csv", csv_of(np.random.default_rng(3).standard_normal((200, 10))))
+    n, d, lines = sidebar_widgets(app)  # a session opened after the upload
+    assert (n.value, d.value) == (200, 10) and d.disabled
+    assert "Streaming **200** rows × **10** columns." in lines
+    assert (app.settings.n, app.settings.d) == (1000, 50)  # a synthetic stream uses them again
+
+
+@pytest.mark.timeout(60)
+def test_the_sidebar_follows_uploads_and_data_sets_while_open():
+    app = Dashboard()
+    n, d, lines = sidebar_widgets(app)
+    assert app.upload("mine.csv", csv_of(np.random.default_rng(3).standard_normal((200, 10))))
+    assert (n.value, d.value) == (200, 10)
+    assert app.upload("small.csv", csv_of(np.random.default_rng(4).standard_normal((30, 4))))
+    assert (n.value, d.value) == (30, 4)
+    with param.edit_constant(n):
+        n.value_throttled = 150  # released at 150: the file's 30 rows are all streamed
+    assert app.settings.n == 150 and n.value == 30 and app.active.n_rows == 30
+    app.settings.param.update(dataset="breast cancer", n=1000)
+    assert (n.value, d.value) == (569, 30) and app.active.n_rows == 569
+    app.settings.dataset = "low rank + noise"
+    assert (n.value, d.value) == (1000, 50) and not d.disabled
+    assert app.active.n_rows == 1000

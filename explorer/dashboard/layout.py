@@ -249,7 +249,9 @@ def _sidebar(app) -> list:
     }
     for name in ("m", "dataset", "n", "d", "seed"):
         widgets[name].param.update(value=getattr(settings, name), sizing_mode="stretch_width")
-        _bind(widgets[name], settings, name, throttled=name in ("m", "n", "d"))
+        # n and d show the streamed shape (_show_stream_shape), not always the setting
+        _bind(widgets[name], settings, name, throttled=name in ("m", "n", "d"),
+              shown=name not in ("n", "d"))
 
     def label(*_):
         page = app.active
@@ -262,16 +264,18 @@ def _sidebar(app) -> list:
     label()
     app.param.watch(label, ["page", "uses_changed"])
     settings.param.watch(label, "fixed_d")
+    grey = {"color": "#666", "font-size": "0.9em"}
+    shape = pn.pane.Markdown("", styles=grey)
+    _show_stream_shape(app, widgets["n"], widgets["d"], shape)
     new_data = pn.widgets.Button(label="New data (next seed)", sizing_mode="stretch_width")
     new_data.on_click(lambda event: setattr(settings, "seed", (settings.seed + 1) % 2**31))
     # parsed in a thread (the server answers other events meanwhile); too large: never sent
     upload = FileUpload(on_file=app.upload_in_background, on_refused=app.refuse_upload,
                         accept=",".join(FORMATS), max_bytes=MAX_BYTES, sizing_mode="stretch_width")
     note = pn.pane.Markdown  # small grey explanation lines
-    grey = {"color": "#666", "font-size": "0.9em"}
     return [
         note("### Sketch"), widgets["m"], widgets["alpha0"], widgets["eta"], note(HELP["eta"], styles=grey),
-        note("### Stream"), widgets["dataset"], widgets["n"], widgets["d"], note(HELP["d"], styles=grey),
+        note("### Stream"), widgets["dataset"], widgets["n"], widgets["d"], shape, note(HELP["d"], styles=grey),
         widgets["seed"], new_data,
         note("↻ restarts the stream · ⚡ applies at once, mid-stream", styles=grey),
         note("### Your data"), upload,
@@ -284,11 +288,42 @@ def _sidebar(app) -> list:
     ]
 
 
-def _bind(widget, target: param.Parameterized, name: str, throttled: bool = False) -> None:
-    """Two-way link of ``widget.value`` and ``target.name`` (a throttled slider acts on release)."""
+def _show_stream_shape(app, n_widget, d_widget, shape: pn.pane.Markdown) -> None:
+    """Keep the n and d sliders and the ``shape`` line on the rows actually streamed.
+
+    A file or a real data set fixes its own shape: after an upload of 200 x 10 rows at
+    n = 1000, d = 50 the sliders show n = 200 and d = 10 (the settings keep 1000 and 50,
+    which a synthetic stream uses again). Only the displayed values change: the sliders
+    act on release (``value_throttled``), so nothing is set back into the settings.
+    """
+    settings = app.settings
+
+    def show(*_):
+        rows, columns = settings.n, settings.d
+        if "dataset" in app.active.uses:
+            try:
+                X, _ = settings.stream()  # cached: the page streams the same array
+                rows, columns = X.shape
+            except ValueError:
+                pass
+        n_widget.value = min(settings.n, rows)
+        d_widget.value = columns if settings.fixed_d else settings.d
+        shape.object = (f"Streaming **{rows}** rows × **{columns}** columns."
+                        if "dataset" in app.active.uses else "")
+    show()
+    settings.param.watch(show, ["dataset", "n", "d", "seed", "upload", "fixed_d"])
+    app.param.watch(show, ["page", "uses_changed"])
+    n_widget.param.watch(show, "value_throttled")  # n past a file's rows: back to its rows
+
+
+def _bind(widget, target: param.Parameterized, name: str, throttled: bool = False,
+          shown: bool = True) -> None:
+    """Two-way link of ``widget.value`` and ``target.name`` (a throttled slider acts on
+    release); one-way, widget to target, when not ``shown``."""
     source = "value_throttled" if throttled else "value"
     widget.param.watch(lambda event: setattr(target, name, event.new), source)
-    target.param.watch(lambda event: setattr(widget, "value", event.new), name)
+    if shown:
+        target.param.watch(lambda event: setattr(widget, "value", event.new), name)
 
 
 def _choice_slider(settings: Settings, name: str, choices) -> pn.widgets.DiscreteSlider:
