@@ -21,6 +21,7 @@ import contextlib
 import io
 import json
 import math
+import re
 import resource
 import signal
 from pathlib import Path
@@ -193,8 +194,14 @@ def _queries():
 
 
 def _digit_links():
-    return ["?" + urlencode({key: "9" * 4301}) for key in (*_KEYS, "nope")] + \
-        ["?" + urlencode({"page": cls.key, key: "true"}) for cls in PAGES for key in ("seed", "m", "k", "rank", "adagrad_eta")]
+    """Every key with 4301 digits (past Python's int() limit), 1e400 and -1e400 as digits
+    (past a float), 1e400 in exponent form; true where a page's number belongs; t past
+    the stream's end."""
+    numbers = ("9" * 4301, "1" + "0" * 400, "-" + "9" * 400, "1e400")
+    return ["?" + urlencode({"page": page, key: number}) for key in (*_KEYS, "nope") for number in numbers
+            for page in ("newton", "sketching")] + \
+        ["?" + urlencode({"page": cls.key, key: "true"}) for cls in PAGES for key in ("seed", "m", "k", "rank", "adagrad_eta")] + \
+        [f"?page={cls.key}&n=200&t=5000" for cls in PAGES]
 
 
 def _links_call(subject, query, scratch):
@@ -204,8 +211,13 @@ def _links_call(subject, query, scratch):
 
 
 def _parsed(text: str):
+    """A query value as the dashboard may read it: JSON, else a number (``+0.0``), else text."""
     try:
         return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return float(text) if text.strip() and not text.strip().isalpha() else text
     except ValueError:
         return text
 
@@ -221,7 +233,8 @@ def _links_accept(subject, query, app, scratch):
     shown = app.url_query()
     for key, raw in parse_qsl(query[1:], keep_blank_values=True):
         if key in shown and not _same(raw, shown[key]):
-            assert any(message.startswith(f"URL: {key} ") for message in app.messages), (
+            named = re.compile(rf"(?<![\w.]){re.escape(key)}(?![\w])")
+            assert any(named.search(message) for message in app.messages), (
                 f"{key}={raw[:30]!r} was not applied (now {shown[key][:30]}) and no message says so: {app.messages}")
     for target in (app.settings, app.transport, app.active):
         for name in target.param:
