@@ -225,7 +225,7 @@ def _parsed(text: str):
 def _same(a, b) -> bool:
     a, b = _parsed(a), _parsed(b)
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
-        return a == b or (math.isnan(a) and math.isnan(b))
+        return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
     return a == b and type(a) is type(b)
 
 
