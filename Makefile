@@ -99,6 +99,9 @@ chromium:
 #      entering explorer moves by ~1e-13 (explorer/perturb.py). No machine can run every
 #      kernel, but any machine can make the last-bit changes one would: a stored output that
 #      changes here is machine-dependent, whichever CPU made it.
+# The extra passes run two notebooks at a time (pytest-xdist, a file per worker: a
+# notebook's cells stay in order in one kernel), which halves them on two cores.
+PASS_WORKERS ?= -n 2 --dist loadfile
 SECOND_BLAS_KERNEL ?= Sandybridge
 PERTURBATION_PASSES ?= OPENBLAS_CORETYPE=$(SECOND_BLAS_KERNEL) EXPLORER_PERTURB=1 EXPLORER_PERTURB=2,OPENBLAS_CORETYPE=Nehalem
 
@@ -111,8 +114,8 @@ test: $(TEST_STAMP) chromium
 	fi; \
 	for pass in $(PERTURBATION_PASSES); do \
 	  settings=$$(echo "$$pass" | tr ',' ' '); \
-	  echo "$$settings $(PY) -m pytest $$* $(PYTEST_ARGS) -m blas_kernels"; \
-	  again=0; env $$settings $(PY) -m pytest "$$@" $(PYTEST_ARGS) -m blas_kernels || again=$$?; \
+	  echo "$$settings $(PY) -m pytest $$* $(PYTEST_ARGS) -m blas_kernels $(PASS_WORKERS)"; \
+	  again=0; env $$settings $(PY) -m pytest "$$@" $(PYTEST_ARGS) -m blas_kernels $(PASS_WORKERS) || again=$$?; \
 	  if [ $$again -eq 5 ]; then \
 	    echo "make test: the pass '$$settings' collected no tests (exit 5)"; again=0; \
 	  fi; \

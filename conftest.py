@@ -42,4 +42,13 @@ def pytest_collection_modifyitems(items):
 
     for item in items:
         if type(item).__name__ == "IPyNbCell":  # nbval's notebook cell item
+            if item.path.name in OWN_KERNELS:
+                continue
             item.add_marker(pytest.mark.blas_kernels)
+
+
+# Notebooks whose numbers no OpenBLAS kernel and no EXPLORER_PERTURB reaches: the CNN trains
+# in float32 with torch's own kernels (a 1e-13 change of an input rounds away in float32;
+# its unchecked outputs were bit-identical under both perturbation seeds), so the extra passes
+# of `make test` would run it three more times for nothing. It runs in the native pass.
+OWN_KERNELS = ("ada_fd_cnn.ipynb",)
