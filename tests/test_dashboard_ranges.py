@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from explorer.dashboard.live import LivePlot
 from explorer.dashboard.pages import sketching_figures
-from explorer.dashboard.ranges import LADDER, axis_ranges, nice_range, ranged_axes
+from explorer.dashboard.ranges import EMPTY_RANGE, LADDER, axis_ranges, nice_range, ranged_axes
 
 finite = st.floats(allow_nan=False, allow_infinity=False)
 
@@ -47,6 +47,15 @@ def test_nothing_to_show_gives_no_range():
     assert nice_range(math.inf, -math.inf) is None
     assert nice_range(math.nan, 1.0) is None
     assert nice_range(-3.0, -1.0, log=True) is None
+
+
+def test_zero_alone_is_drawn_from_zero_and_an_empty_axis_is_not_left_to_plotly():
+    """At t = 0 a curve is one point at 0: its axis was -0.6 to 0.6 (a tick at -8.9e-17);
+    an axis with nothing on it was left to Plotly's autorange (-1 to 4)."""
+    assert nice_range(0.0, 0.0) == [0.0, 1.0] == nice_range(0.0, 0.0, growing=True)
+    assert nice_range(2.0, 2.0)[0] > 0 and nice_range(-2.0, -2.0)[1] < 0
+    empty = [{"type": "scatter", "x": [0.0], "y": [math.nan]}]
+    assert axis_ranges({}, empty, ["xaxis", "yaxis"]) == {"xaxis": [0.0, 1.0], "yaxis": [0.0, 1.0]}
 
 
 def test_a_growing_curve_changes_its_axis_six_times_a_decade():
@@ -104,7 +113,7 @@ def test_every_drawn_point_lies_inside_the_ranged_axes(points, bars, log_y):
     shown = np.isfinite(ys) & ((ys > 0) if log_y else True)
     bar_shown = (by > 0) if log_y else np.ones(by.size, bool)
     if not (shown.any() or bar_shown.any()):  # nothing drawn (a log axis, nothing positive)
-        assert x_range is None and y_range is None
+        assert x_range == y_range == list(EMPTY_RANGE)
         return
     assert x_range[0] <= min(xs[shown].min(initial=np.inf), bx[bar_shown].min(initial=np.inf) - 0.5)
     assert x_range[1] >= max(xs[shown].max(initial=-np.inf), bx[bar_shown].max(initial=-np.inf) + 0.5)

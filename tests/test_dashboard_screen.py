@@ -97,3 +97,50 @@ def test_the_sidebar_follows_uploads_and_data_sets_while_open():
     app.settings.dataset = "low rank + noise"
     assert (n.value, d.value) == (1000, 50) and not d.disabled
     assert app.active.n_rows == 1000
+
+
+# -- axes at the first and the last row ------------------------------------------------------
+
+TIME_TITLES = ("t (rows seen)", "t (rounds)")
+WINDOWED = {("adagrad", "rank")}
+"""Figures whose t axis shows a recent window of the stream, not all of it."""
+
+
+def axes_shown(plot) -> dict[str, tuple[list | None, str, str | None]]:
+    """Each ranged axis of ``plot``: (the range sent to the browser, its type, its title)."""
+    layout = plot.figure.layout.to_plotly_json()
+    shown = {}
+    for key, value in plot.pane.ranges.items():
+        axis = layout.get(key) or {}
+        title = axis.get("title", {}).get("text")
+        if title is None and axis.get("matches"):  # a shared axis: the title of the one it matches
+            title = (layout.get(f"xaxis{axis['matches'][1:]}") or {}).get("title", {}).get("text")
+        shown[key] = (value, axis.get("type") or "linear", title)
+    return shown
+
+
+@pytest.mark.timeout(300)
+def test_time_axes_span_the_stream_and_nothing_is_negative_at_t_0():
+    """At t = 0 the axes ran from -0.6 to 0.6 (one point at 0), empty axes were left to
+    Plotly (-1 to 4); at t = 1000 of 1000 the time axes ran to 1200."""
+    app = Dashboard()
+    app.settings.n = 400
+    for key in app.param.page.objects:
+        app.page = key
+        page = app.active
+        page.views  # builds the figures
+        assert page.t == 0 and page.n_rows == 400
+        for name, plot in page.plots.items():
+            for axis, (shown, kind, title) in axes_shown(plot).items():
+                where = f"{key} {name} {axis} at t = 0: {shown}"
+                assert shown is not None, where
+                if kind == "linear":
+                    assert shown[0] >= 0, where
+                if title in TIME_TITLES and (key, name) not in WINDOWED:
+                    assert shown == [0.0, 400.0], where
+        app.transport.seek(page.n_rows)
+        page.settle()
+        for name, plot in page.plots.items():
+            for axis, (shown, kind, title) in axes_shown(plot).items():
+                if title in TIME_TITLES and (key, name) not in WINDOWED:
+                    assert shown == [0.0, 400.0], f"{key} {name} {axis} at the end: {shown}"

@@ -178,7 +178,7 @@ class LivePlot:
     sketching page.
     """
 
-    def __init__(self, figure: go.Figure, *, height: int = 340):
+    def __init__(self, figure: go.Figure, *, height: int = 340, over_stream: bool = False):
         figure.update_xaxes(ticklabeloverflow="allow")
         figure.update_yaxes(ticklabeloverflow="allow")
         # what the student zoomed or hid in the legend stays so while the data changes
@@ -195,6 +195,13 @@ class LivePlot:
         self._ranged = ranged_axes(layout, self._built)
         self._axes = _axis_settings(layout)
         self._ranges: dict = {}
+        self.over_stream = over_stream
+        """Whether the figure's x axes are the stream's t: then they span ``[0, stream_length]``
+        from the first row to the last, whatever is drawn (no negative t at t = 0, no
+        t = 1200 at the end of 1000 rows), and never move while the stream plays."""
+        self.stream_length = 0
+        """Rows in the stream (the page sets it); 0: unknown, the x axes fit the data."""
+        self._ranged_length = 0
         self.growing = False
         """Whether the stream is playing: axes from zero then end on the ladder's rungs, which
         change rarely (:mod:`.ranges`); the next update, or :meth:`settle`, applies it."""
@@ -243,7 +250,8 @@ class LivePlot:
             self._requested = copy.deepcopy(dict(layout))
             self._axes = _axis_settings(self._figure.layout.to_plotly_json())
             relayout = True
-        if (changed or relayout or self.growing != self._ranged_growing) and self._set_ranges():
+        moved = self.growing != self._ranged_growing or self.stream_length != self._ranged_length
+        if (changed or relayout or moved) and self._set_ranges():
             changes["ranges"] = dict(self._ranges)
         if relayout:
             changes["layout"] = self._figure.layout.to_plotly_json()
@@ -262,7 +270,9 @@ class LivePlot:
             return False
         traces = [{**built, **self._values.get(str(i), {})} for i, built in enumerate(self._built)]
         ranges = axis_ranges(self._axes, traces, self._ranged, growing=self.growing)
-        self._ranged_growing = self.growing
+        if self.over_stream and self.stream_length > 0:
+            ranges.update({key: [0.0, float(self.stream_length)] for key in ranges if key.startswith("xaxis")})
+        self._ranged_growing, self._ranged_length = self.growing, self.stream_length
         if ranges == self._ranges:
             return False
         self._figure.update_layout({key: {"range": value, "autorange": value is None}

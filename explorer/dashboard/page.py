@@ -240,6 +240,8 @@ class Page(param.Parameterized):
         """The page's panes (built on first use, then only patched by :meth:`refresh`)."""
         if self._views is None:
             self._views = self._make_views()
+            for plot in self.plots.values():
+                plot.stream_length = self.n_rows
             self._update_views()
         return self._views
 
@@ -247,7 +249,7 @@ class Page(param.Parameterized):
         """Push the latest history into the views (call inside ``pn.io.hold()``)."""
         if self._views is not None:
             for plot in self.plots.values():
-                plot.growing = self.growing
+                plot.growing, plot.stream_length = self.growing, self.n_rows
             self._update_views()
 
     def settle(self) -> None:

@@ -39,7 +39,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["nice_range", "axis_ranges", "ranged_axes", "PAD", "STEPS", "LADDER", "RANGED_TYPES"]
+__all__ = ["nice_range", "axis_ranges", "ranged_axes", "PAD", "STEPS", "LADDER", "RANGED_TYPES",
+           "EMPTY_RANGE"]
 
 PAD = 0.03
 """Room left beyond the data on each side, as a share of its span (a line on the frame is hard to see)."""
@@ -49,6 +50,8 @@ RANGED_TYPES = frozenset({"scatter", "bar"})
 """Trace types whose extent is their x and y (and a bar's base at zero and width)."""
 LADDER = (1, 1.5, 2, 3, 5, 7.5)
 """The round numbers an axis from zero ends at while the stream plays (times a power of ten)."""
+EMPTY_RANGE = (0.0, 1.0)
+"""The range of an axis with nothing drawn on it yet (on a log axis: 1 to 10)."""
 BAR_HALF_WIDTH = 0.5
 """A bar at x reaches x ± 0.5 (Plotly gives each bar one unit of x when bars are 1 apart)."""
 
@@ -82,8 +85,10 @@ def _nice_range(low: float, high: float, *, log: bool, include_zero: bool,
     if include_zero or 0 <= 2 * low <= high or high <= 0 and 2 * high >= low:
         # zero in, when it at most doubles the span: such an axis moves only at the ladder's rungs
         low, high = min(low, 0.0), max(high, 0.0)
+    if high == low == 0.0:  # zero alone (an error or a count at t = 0): up from zero, never below
+        return [0.0, 1.0]
     if high == low:  # one value: a span as wide as the value around it
-        half = (abs(high) or 1.0) / 2
+        half = abs(high) / 2
         low, high = low - half, high + half
     span = high - low
     raw = span * (1 + 2 * PAD) / STEPS
@@ -151,7 +156,8 @@ def ranged_axes(layout: Mapping, traces: Sequence[Mapping]) -> list[str] | None:
 def axis_ranges(layout: Mapping, traces: Sequence[Mapping], axes: Sequence[str], *,
                 growing: bool = False) -> dict[str, list | None]:
     """The range of each of ``axes`` that fits every visible trace drawn on it
-    (:func:`nice_range`; None where there is nothing to show); an axis that places bars
+    (:func:`nice_range`; :data:`EMPTY_RANGE` where nothing is drawn, or nothing positive
+    on a log axis); an axis that places bars
     gets the exact extent of what is drawn on it. Axes that match another (``matches: "y"``) share the
     range of the group."""
     groups: dict[str, list[str]] = {}
@@ -188,6 +194,8 @@ def axis_ranges(layout: Mapping, traces: Sequence[Mapping], axes: Sequence[str],
             nice = [low, high]
         else:
             nice = nice_range(low, high, log=log, include_zero=include_zero and not log, growing=growing)
+        if nice is None and not math.isfinite(low) and not math.isfinite(high):
+            nice = list(EMPTY_RANGE)  # an empty frame from zero, not Plotly's -1 to 4 (or 6)
         for key in keys:
             ranges[key] = nice
     return ranges

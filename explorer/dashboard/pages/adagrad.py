@@ -190,10 +190,10 @@ class AdaGradPage(Page):
 
     # -- views --------------------------------------------------------------------------------
     def _make_views(self):
-        self.plots = {"regret": LivePlot(figures.regret_figure()),
+        self.plots = {"regret": LivePlot(figures.regret_figure(), over_stream=True),
                       "rank": LivePlot(figures.rank_figure()),
                       "eigen": LivePlot(figures.eigen_figure()),
-                      "time": LivePlot(figures.time_figure())}
+                      "time": LivePlot(figures.time_figure(), over_stream=True)}
         self.summary = pn.pane.Markdown("", margin=(0, 10))
         options = row(
             labelled("method ↻", pn.widgets.RadioButtonGroup.from_param(

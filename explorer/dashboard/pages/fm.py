@@ -155,10 +155,10 @@ class FactorizationPage(Page):
 
     # -- views --------------------------------------------------------------------------------
     def _make_views(self):
-        self.plots = {"metric": LivePlot(figures.metric_figure()),
+        self.plots = {"metric": LivePlot(figures.metric_figure(), over_stream=True),
                       "spectra": LivePlot(figures.spectra_figure()),
-                      "balance": LivePlot(figures.balance_figure()),
-                      "time": LivePlot(figures.time_figure())}
+                      "balance": LivePlot(figures.balance_figure(), over_stream=True),
+                      "time": LivePlot(figures.time_figure(), over_stream=True)}
         self.summary = pn.pane.Markdown("", margin=(0, 10))
         self.explain = {name: explanation(EXPLAIN.get(name, "")) for name in self.plots}
         cells = [plot_cell(TITLES[name], self.explain[name], plot) for name, plot in self.plots.items()]

@@ -161,10 +161,10 @@ class NewtonPage(Page):
 
     # -- views --------------------------------------------------------------------------------
     def _make_views(self):
-        self.plots = {"loss": LivePlot(figures.loss_figure()),
-                      "accuracy": LivePlot(figures.accuracy_figure()),
-                      "condition": LivePlot(figures.condition_figure()),
-                      "alpha": LivePlot(figures.alpha_figure()),
+        self.plots = {"loss": LivePlot(figures.loss_figure(), over_stream=True),
+                      "accuracy": LivePlot(figures.accuracy_figure(), over_stream=True),
+                      "condition": LivePlot(figures.condition_figure(), over_stream=True),
+                      "alpha": LivePlot(figures.alpha_figure(), over_stream=True),
                       "spectrum": LivePlot(figures.spectrum_figure())}
         self.summary = pn.pane.Markdown("", margin=(0, 10))
         p = self.param

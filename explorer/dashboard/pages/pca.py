@@ -173,11 +173,11 @@ class AdaptivePCAPage(Page):
 
     # -- views ----------------------------------------------------------------------------------
     def _make_views(self):
-        self.plots = {"loss": LivePlot(figures.loss_figure()),
-                      "overlap": LivePlot(figures.overlap_figure()),
+        self.plots = {"loss": LivePlot(figures.loss_figure(), over_stream=True),
+                      "overlap": LivePlot(figures.overlap_figure(), over_stream=True),
                       "weights": LivePlot(figures.weights_figure()),
                       "fixed_share": LivePlot(figures.fixed_share_figure(),
-                                              height=HEIGHT + 60)}
+                                              height=HEIGHT + 60, over_stream=True)}
         self.summary = pn.pane.Markdown("", margin=(0, 10))
         knobs = pn.FlexBox(
             _choice_slider(self, "eta_pca", ETA_CHOICES, "η: learning rate ⚡"),

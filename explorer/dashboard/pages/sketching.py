@@ -94,9 +94,9 @@ class SketchingPage(Page):
     # -- views --------------------------------------------------------------------------------
     def _make_views(self):
         self.plots = {"spectrum": LivePlot(figures.spectrum_figure()),
-                      "alpha": LivePlot(figures.alpha_figure()),
-                      "error": LivePlot(figures.error_figure()),
-                      "condition": LivePlot(figures.condition_figure())}
+                      "alpha": LivePlot(figures.alpha_figure(), over_stream=True),
+                      "error": LivePlot(figures.error_figure(), over_stream=True),
+                      "condition": LivePlot(figures.condition_figure(), over_stream=True)}
         self.summary = pn.pane.Markdown("", margin=(0, 10))
         options = row(
             labelled("spectrum of", pn.widgets.RadioButtonGroup.from_param(self.param.spectrum_of)),
