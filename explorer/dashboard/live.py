@@ -122,6 +122,7 @@ class PlotlyView(JSComponent):
         return done
       }
       let frame = null, onScreen = true, stale = false, relayout = false, rerange = false, busy = false, again = false
+      let drawnBars = traces().map(d => d.type === "bar" && d.y ? d.y.length : -1).join()
       graph.draws = 0
       const draw = async () => {
         frame = null
@@ -129,8 +130,11 @@ class PlotlyView(JSComponent):
         if (stale) return
         if (busy) { again = true; return }
         busy = true
-        const data = traces(), full = relayout || rerange || !model.quick
+        // Plotly.animate gives bars it adds no fill (drawn black): a new count of bars redraws
+        const data = traces(), bars = data.map(d => d.type === "bar" && d.y ? d.y.length : -1).join()
+        const full = relayout || rerange || !model.quick || bars !== drawnBars
         relayout = rerange = false
+        drawnBars = bars
         await track(full ? window.Plotly.react(graph, data, layout(), model.config)
                          : window.Plotly.animate(graph, {data, traces: data.map((_, i) => i)}, QUICK))
         graph.draws += 1

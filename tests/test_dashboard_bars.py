@@ -1,0 +1,50 @@
+"""Bars that a live figure gains between two redraws are drawn in their trace's colour.
+
+A figure whose axes keep their ranges moves its traces with ``Plotly.animate`` instead of
+redrawing (``PlotlyView.quick``); bars that such a move added were left without a fill
+style, and the browser drew them black (the AdaGrad page's eigenvalue bars, 8-9 of 19,
+a colour not in the legend). The server and helpers are those of
+``test_dashboard_browser.py``; every wait polls on the browser's clock.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_dashboard_browser import server  # noqa: F401  (the module-scoped fixture, used here)
+from test_dashboard_browser import button, counter, open_page, real_errors, wait_until
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+BAR_FILLS = """el => Array.from(el.querySelectorAll(".barlayer .trace"), (g, i) => ({
+  points: Array.from(g.querySelectorAll(".point path"), p => p.style.fill || p.getAttribute("fill") || ""),
+  drawn: Array.from(g.querySelectorAll(".point path")).filter(p => (p.getAttribute("d") || "M0,0Z") !== "M0,0Z").length,
+}))"""
+
+
+def eigen_figure(page):
+    figures = page.locator(".js-plotly-plot")
+    for i in range(figures.count()):
+        if figures.nth(i).evaluate("el => (el.data || []).some(d => d.name === 'ADA-FFD: eigenvalues of M now')"):
+            return figures.nth(i)
+    return None
+
+
+@pytest.mark.timeout(300)
+def test_eigenvalue_bars_added_step_by_step_have_their_trace_colour(server, page):
+    errors = open_page(page, server["url"] + "?page=adagrad&n=300&d=20&m=5", figures=4)
+    counter(page, 0).wait_for()
+    figure = eigen_figure(page)
+    assert figure is not None
+    seen = []
+    for t in range(1, 13):
+        button(page, "Step").click()
+        counter(page, t).wait_for()
+        wait_until(lambda: figure.evaluate("el => el.draws") >= t, page)
+        fills = figure.evaluate(BAR_FILLS)
+        seen.append([len(trace["points"]) for trace in fills])
+        for trace in fills:
+            bad = [fill for fill in trace["points"] if fill in ("", "rgb(0, 0, 0)", "black")]
+            assert not bad, (t, fills)
+            assert len(set(trace["points"])) <= 1, (t, fills)  # one colour per trace
+    assert max(max(counts, default=0) for counts in seen) > min(max(counts, default=0) for counts in seen), seen
+    assert real_errors(errors) == []
