@@ -229,12 +229,17 @@ def _same(a, b) -> bool:
     return a == b and type(a) is type(b)
 
 
+_EXPLAINED_BY = {("dataset", "your upload"): "no uploaded file"}
+"""Values whose message need not name the key (the settings explain them in their own words)."""
+
+
 def _links_accept(subject, query, app, scratch):
     shown = app.url_query()
     for key, raw in parse_qsl(query[1:], keep_blank_values=True):
         if key in shown and not _same(raw, shown[key]):
             named = re.compile(rf"(?<![\w.]){re.escape(key)}(?![\w])")
-            assert any(named.search(message) for message in app.messages), (
+            words = _EXPLAINED_BY.get((key, raw))
+            assert any(named.search(message) or (words and words in message) for message in app.messages), (
                 f"{key}={raw[:30]!r} was not applied (now {shown[key][:30]}) and no message says so: {app.messages}")
     for target in (app.settings, app.transport, app.active):
         for name in target.param:
