@@ -13,6 +13,8 @@ import pytest
 from test_dashboard_browser import server  # noqa: F401  (the module-scoped fixture, used here)
 from test_dashboard_browser import button, counter, open_page, real_errors, wait_until
 
+from explorer.dashboard.pages.fm import FactorizationPage
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 BAR_FILLS = """el => Array.from(el.querySelectorAll(".barlayer .trace"), (g, i) => ({
@@ -47,4 +49,32 @@ def test_eigenvalue_bars_added_step_by_step_have_their_trace_colour(server, page
             assert not bad, (t, fills)
             assert len(set(trace["points"])) <= 1, (t, fills)  # one colour per trace
     assert max(max(counts, default=0) for counts in seen) > min(max(counts, default=0) for counts in seen), seen
+    assert real_errors(errors) == []
+
+
+def figure_with(page, uid: str):
+    figures = page.locator(".js-plotly-plot")
+    for i in range(figures.count()):
+        if figures.nth(i).evaluate(f"el => (el.data || []).some(d => d.uid === {uid!r})"):
+            return figures.nth(i)
+    return None
+
+
+@pytest.mark.timeout(300)
+def test_the_fm_spectra_draw_when_stepping_from_t_0(server, page):
+    """Reported: the spectra of B+ and B- stayed empty for the whole session after Step or
+    Play from t = 0 (the browser threw "container is not an object"); a link with t > 0
+    drew them. Not reproduced here (default data, the page opened by its tab, Play from
+    t = 0; also Step from a link at t = 0): this guards it."""
+    errors = open_page(page, server["url"])
+    counter(page, 0).wait_for()
+    page.locator(".bk-tab").filter(has_text=FactorizationPage.title).click()
+    wait_until(lambda: figure_with(page, "+ sketch") is not None, page)
+    figure = figure_with(page, "+ sketch")
+    assert figure is not None
+    button(page, "Play").click()
+    wait_until(lambda: figure.evaluate("el => el.draws") >= 2, page)
+    button(page, "Pause").click()
+    wait_until(lambda: max((trace["drawn"] for trace in figure.evaluate(BAR_FILLS)), default=0) > 0, page,
+               timeout_ms=15_000)
     assert real_errors(errors) == []
