@@ -144,3 +144,41 @@ def test_time_axes_span_the_stream_and_nothing_is_negative_at_t_0():
             for axis, (shown, kind, title) in axes_shown(plot).items():
                 if title in TIME_TITLES and (key, name) not in WINDOWED:
                     assert shown == [0.0, 400.0], f"{key} {name} {axis} at the end: {shown}"
+
+
+# -- curves drawn where things happened -----------------------------------------------------
+
+def drawn_at(trace, t: float) -> float:
+    """The value a Plotly line trace draws at ``t`` (linear: joined by lines; hv: held)."""
+    x, y = np.asarray(trace.x, dtype=float), np.asarray(trace.y, dtype=float)
+    i = int(np.searchsorted(x, t, side="right")) - 1
+    if i < 0 or i >= x.size - 1 or x[i] == t or trace.line.shape in ("hv",):
+        return float(y[max(i, 0)])
+    return float(y[i] + (y[i + 1] - y[i]) * (t - x[i]) / (x[i + 1] - x[i]))
+
+
+@pytest.mark.timeout(120)
+def test_the_error_curves_stay_at_zero_until_the_first_shrink():
+    """Points every 4 rows joined by lines drew the error rising from row 8, before FD's
+    first shrink at row 10 (default n = 1000, m = 10)."""
+    app = Dashboard()
+    page = app.active
+    page.views  # builds the figures
+    app.transport.seek(40)
+    m, X = app.settings.m, page.settings.stream()[0]
+    first = {}
+    for fast in (False, True):
+        fd = FrequentDirections(X.shape[1], m, fast=fast)
+        for t, row in enumerate(X[:40], start=1):
+            fd.update(row)
+            if fd.delta_total > 0:
+                first["fast" if fast else "exact"] = t
+                break
+    assert page.resolution > 1 and 0 < first["exact"] < 40
+    error = page.plots["error"]
+    for variant, row in first.items():
+        for name in (f"FD error ({variant})", f"RFD error ({variant})"):
+            trace = error.trace(name)
+            assert max(np.asarray(trace.y, dtype=float)) > 0, name
+            for t in range(row):
+                assert drawn_at(trace, t) == 0.0, (name, t, row)
