@@ -89,6 +89,7 @@ MAX_SQUARED_MASS = 1e300
 #: scaled up by a power of two (exact): squares below ~1e-308 underflow to 0, and the
 #: shrink would drop rows that hold all of the data (FD is scale-equivariant, float is not).
 _TINY_SQUARE = 2.0 ** -600
+_SMALLEST_NORMAL = float(np.finfo(float).tiny)
 
 
 def squared_norms(X: np.ndarray) -> np.ndarray:
@@ -406,7 +407,13 @@ class FrequentDirections(Observable, Tunable, Mergeable):
         if squared[0] < _TINY_SQUARE:
             scale = power_of_two_scale(B)
             squared, delta, kept_rows = _shrink_of(B * scale, self.m)
+            scaled_delta = delta
             squared, delta, kept_rows = squared / scale / scale, delta / scale / scale, kept_rows / scale
+            if scaled_delta > 0 and delta < _SMALLEST_NORMAL:
+                # Delta itself underflows (entries below ~1e-154): store the smallest normal
+                # number instead, an upper bound of the true delta, so ||A^T A - B^T B||_2 <=
+                # delta_total stays true (a delta rounded to 0 would claim an exact sketch).
+                delta = _SMALLEST_NORMAL
         if not (np.isfinite(delta) and np.isfinite(squared).all() and np.isfinite(kept_rows).all()):
             raise ShrinkFailed("the shrink's result is not finite")
         self._commit_shrink(np.sqrt(squared), delta, kept_rows)

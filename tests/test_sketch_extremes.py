@@ -137,7 +137,9 @@ def test_fuzz_extreme_scales_refuse_cleanly_or_keep_the_guarantee(seed, n, d, m,
     slack = 1e-9 * max(float(np.sum(A_s ** 2)), 1e-300)
     eigenvalues = np.linalg.eigvalsh((E + E.T) / 2)
     assert eigenvalues.min() >= -slack
-    if top >= 1e-150:  # below, delta (of order top^2) underflows to 0: nothing to compare
+    # Below entries of ~1e-154 delta (of order top^2) underflows: each shrink then books
+    # the smallest normal number, an upper bound, so the bound is still checked.
+    with np.errstate(over="ignore"):
         assert eigenvalues.max() <= sk.delta_total / top / top + slack
 
 
@@ -234,3 +236,20 @@ def test_subnormal_rows_are_sketched_not_lost():
     # (delta itself, ~1e-642, is below the smallest float)
     assert fd.rank == 1
     assert 0.99e-320 <= fd.rows[0, 0] <= 1e-320 and not fd.rows[0, 1:].any()
+
+
+@pytest.mark.parametrize("fast", [False, True])
+@pytest.mark.parametrize("scale", [1e-160, 1e-300, 5e-324])
+def test_a_delta_that_underflows_is_booked_as_an_upper_bound_not_as_zero(scale, fast):
+    """Before: rows of 1e-300 were shrunk (on a scaled-up buffer) but each delta, of order
+    1e-600, was stored as 0: delta_total = 0 claimed an exact sketch while A^T A - B^T B
+    was of the order of ||A||^2 (found by the entry-point fuzz through sketch_array)."""
+    A = np.random.default_rng(5).standard_normal((40, 5)) * scale
+    fd = FrequentDirections(5, 3, fast=fast)
+    fd.extend(A)
+    assert fd.n_shrinks > 0 and fd.delta_total > 0
+    k = min(-int(np.frexp(float(np.abs(A).max()))[1]), 1000)
+    A_s, B_s = np.ldexp(A, k), np.ldexp(fd.rows, k)
+    error = np.linalg.eigvalsh(A_s.T @ A_s - B_s.T @ B_s)
+    with np.errstate(over="ignore"):
+        assert error[-1] <= np.ldexp(fd.delta_total, 2 * k) + 1e-9 * np.sum(A_s ** 2)
