@@ -91,6 +91,8 @@ class _Tally:
         entry = self.entry
         scratch = Path(tempfile.mkdtemp(dir=self.root))
         self.counts["tried"] += 1
+        home = os.getcwd()
+        os.chdir(scratch)  # a relative path in a fuzzed input (``--out 2``) lands in the scratch
         signal.setitimer(signal.ITIMER_REAL, CALL_SECONDS)
         try:
             subject = entry.setup(value, scratch)
@@ -119,6 +121,7 @@ class _Tally:
             self.fail("other exceptions", value, _describe(error))
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+            os.chdir(home)
             shutil.rmtree(scratch, ignore_errors=True)
         peak = _max_rss_mb() - self.baseline
         if peak > self.worst[0]:
