@@ -182,3 +182,32 @@ def test_the_error_curves_stay_at_zero_until_the_first_shrink():
             assert max(np.asarray(trace.y, dtype=float)) > 0, name
             for t in range(row):
                 assert drawn_at(trace, t) == 0.0, (name, t, row)
+
+
+@pytest.mark.timeout(120)
+def test_each_variant_draws_its_own_delta_and_its_errors_stay_below_it():
+    """Only the a-priori bound (the same for both variants) was drawn; the fast variant's
+    Δ, its own certified bound, was not."""
+    from explorer import RobustFrequentDirections
+
+    app = small_app()
+    page = app.active
+    page.views  # builds the figures
+    app.transport.seek(150)
+    X = load_stream("low rank + noise", n=200, d=12, seed=0)[:150]
+    error = page.plots["error"]
+    h = page.history
+    for variant, name in (("exact", "Δ of the exact run"), ("fast", "Δ of the fast run")):
+        fd = FrequentDirections(12, 4, fast=variant == "fast")
+        fd.extend(X)
+        trace = error.trace(name)
+        assert np.asarray(trace.x)[-1] == 150 and np.asarray(trace.y)[-1] == pytest.approx(fd.delta_total, rel=1e-12)
+        deltas = np.asarray(trace.y, dtype=float)
+        assert np.all(h[f"error_fd_{variant}"] <= deltas * (1 + 1e-9) + 1e-9)
+        assert np.all(h[f"error_rfd_{variant}"] <= deltas / 2 * (1 + 1e-9) + 1e-9)
+        assert np.all(deltas <= h["bound_fd"] * (1 + 1e-9) + 1e-9)
+        assert trace.line.color == error.trace("FD bound").line.color
+    assert error.trace("Δ of the fast run").y[-1] != error.trace("Δ of the exact run").y[-1]
+    rfd = RobustFrequentDirections(12, 4, fast=True)
+    rfd.extend(X)
+    assert rfd.delta_total == pytest.approx(error.trace("Δ of the fast run").y[-1], rel=1e-12)

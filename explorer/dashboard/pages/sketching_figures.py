@@ -15,7 +15,8 @@ from plotly.subplots import make_subplots
 from ...plots import line_chart
 from ...plots.style import EXACT_GREY, HEIGHT, MARGIN, METHOD_COLORS
 
-__all__ = ["spectrum_figure", "alpha_figure", "error_figure", "condition_figure", "SPECTRUM_PANELS"]
+__all__ = ["spectrum_figure", "alpha_figure", "error_figure", "condition_figure", "SPECTRUM_PANELS",
+           "DELTA_TRACE"]
 
 FD_COLOR, RFD_COLOR = METHOD_COLORS["FD"], METHOD_COLORS["RFD"]
 LIGHT = {"FD": "#9ecae1", "RFD": "#f4a6a6"}
@@ -73,7 +74,12 @@ def error_figure() -> go.Figure:
                      x_title="t (rows seen)", y_title="spectral error", height=HEIGHT)
     # a d3 format: Plotly's default SI prefixes wrote 1e-15 as "1f" (read as a broken format)
     fig.update_yaxes(tickformat=ERROR_TICKFORMAT)
-    return _dot_fast(fig)
+    _dot_fast(fig)
+    for variant, name in DELTA_TRACE.items():  # each run's own certified bound: FD <= Δ, RFD <= Δ/2
+        fig.add_trace(go.Scatter(name=name, x=[0.0], y=[np.nan], mode="lines", line_shape="hv",
+                                 line=dict(color=FD_COLOR, width=1,
+                                           dash="dashdot" if variant == "exact" else "dot")))
+    return fig
 
 
 def condition_figure() -> go.Figure:
@@ -86,6 +92,10 @@ def condition_figure() -> go.Figure:
                      y_title="κ (log scale)", log_y=True, height=HEIGHT)
     fig.update_yaxes(dtick=1)  # one label per decade
     return _dot_fast(fig)
+
+
+DELTA_TRACE = {"exact": "Δ of the exact run", "fast": "Δ of the fast run"}
+"""The error figure's traces of each variant's Δ (``delta_total``), by variant."""
 
 
 def _dot_fast(fig: go.Figure) -> go.Figure:
