@@ -1,7 +1,7 @@
 """Pieces shared by the learners of :mod:`explorer.pca`: the round protocol (``learn``,
 ``step`` and ``with_params``), seeded randomness that can be saved, the symmetric
 eigensolver, the density matrix kept as eigenvectors plus log-eigenvalues, and the checks
-every learner of the family makes on its settings, its inputs and its state files (issue 13).
+every learner of the family makes on its settings, its inputs and its state files.
 
 Extreme but finite input (docs/algorithms.md section 5). Every learner of the family
 multiplies weights by :math:`e^{-\\eta\\,\\ell}` for a loss :math:`\\ell` of the round
@@ -187,7 +187,7 @@ def stored(value: float | None) -> float:
 
 def read_last(reader: StateReader, key: str, t: int, minimum: float = -np.inf) -> float | None:
     """A ``last_*`` number: None before the first round (stored as 0.0; NaN in states
-    written before issue 13), a finite number >= minimum after it."""
+    written before the checks), a finite number >= minimum after it."""
     if t == 0:
         value = reader.raw(key)
         if not (isinstance(value, float) and (value == 0.0 or np.isnan(value))):

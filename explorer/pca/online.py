@@ -41,7 +41,7 @@ class OnlineAdaptivePCA(DensityMatrixLearner):
     stream, and a recomputed log is wrong: cumulative expected loss 75.9 instead of 102.1).
     One round costs two n x n products and one symmetric eigendecomposition, O(n^3).
 
-    Extreme input (issue 13): a row is refused, with nothing changed, when
+    Extreme input: a row is refused, with nothing changed, when
     :math:`\|x\|^2 > 10^{300}` or :math:`\eta\|x\|^2 > 10^6` (the eigensolver could no
     longer resolve the weights: :mod:`explorer.pca._base`); a tiny row is learned exactly
     (its loss and its update round to 0). ``learn`` computes the whole round before it
