@@ -173,11 +173,12 @@ def test_moving_the_m_slider_resets_and_goes_into_the_url(server, page):
 
 
 def test_the_log_scale_toggle_reaches_the_plot(server, page):
-    """A nested layout change (``yaxis.type``) is sent to the browser (LivePlot.update)."""
+    """A nested layout change (``yaxis.type``) is sent to the browser (LivePlot.update).
+    A click on the words "log scale" switches it (a Checkbox's label did nothing)."""
     errors = open_page(page, server["url"] + "?" + SMALL)
     spectrum = page.locator(".js-plotly-plot").nth(FIGURES["spectrum"])
     axes = "el => [el.layout.yaxis.type, el.layout.yaxis2.type]"
-    log_scale = page.locator("input[type=checkbox]").first  # the sketching page's only checkbox
+    log_scale = page.get_by_text("log scale", exact=True).first
     wait_until(lambda: spectrum.evaluate(axes) == ["log", "log"], page)
     log_scale.click()
     wait_until(lambda: spectrum.evaluate(axes) == ["linear", "linear"], page)

@@ -38,7 +38,7 @@ from plotly.basedatatypes import BasePlotlyType
 
 from .ranges import axis_ranges, ranged_axes
 
-__all__ = ["LivePlot", "PlotlyView", "finite", "explanation", "plot_cell", "labelled", "row", "plot_grid",
+__all__ = ["LivePlot", "PlotlyView", "finite", "explanation", "plot_cell", "labelled", "switch", "row", "plot_grid",
            "CELL_WIDTH"]
 
 _PLOTLY_CSS = (Path(pn.__file__).parent / "dist" / "css" / "models" / "plotly.css").read_text()
@@ -412,6 +412,14 @@ def row(*items, **params) -> pn.Row:
     wrapping ``pn.FlexBox`` (the PCA page's sliders)."""
     styles = {"flex-wrap": "wrap", **params.pop("styles", {})}
     return pn.Row(*items, styles=styles, **{"sizing_mode": "stretch_width", **params})
+
+
+def switch(parameter, label: str, **params) -> pn.widgets.Toggle:
+    """An on/off control for a Boolean ``parameter``: a toggle button whose whole face,
+    label included, switches it (a Checkbox's label is a ``div`` beside the box, and a
+    click on the words "log scale" did nothing); pressed means on."""
+    return pn.widgets.Toggle.from_param(parameter, name=label, color="primary",
+                                        variant="outline", **params)
 
 
 def labelled(label: str, widget) -> pn.Column:

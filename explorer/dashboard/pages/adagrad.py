@@ -44,7 +44,7 @@ import param
 from ...adagrad import BASELINES, LABELS, LEARNERS, METHODS, VARIANTS
 from ...experiments.adagrad import FULL_MAX_D, LOSSES, AdaGradRace
 from ...streams import binary_labels
-from ..live import LivePlot, finite, labelled, plot_cell, plot_grid, row
+from ..live import LivePlot, finite, labelled, plot_cell, plot_grid, row, switch
 from ..page import Page
 from . import adagrad_figures as figures
 
@@ -200,9 +200,8 @@ class AdaGradPage(Page):
                 self.param.method, options={"CMD": "cmd", "PDS": "pds"}, width=110)),
             _delta_select(self),
             pn.widgets.Select.from_param(self.param.loss, label="loss ↻", width=140),
-            pn.widgets.Checkbox.from_param(self.param.baselines, label="show OGD and Adam",
-                                           align="end"),
-            pn.widgets.Checkbox.from_param(self.param.log_regret, label="log regret", align="end"),
+            switch(self.param.baselines, "show OGD and Adam", align="end"),
+            switch(self.param.log_regret, "log regret", align="end"),
             pn.pane.Markdown("τ = m (sidebar) · ↻ restarts · ⚡ applies mid-stream",
                              styles={"color": "#666"}, align="end"),
             sizing_mode="stretch_width")

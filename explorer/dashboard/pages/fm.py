@@ -38,7 +38,7 @@ import param
 
 from ...experiments.fm import (BINARY, LEARNER_NAMES, LEARNERS, MOVIELENS, SYNTHETIC, TASKS,
                                 FactorizationRace, make_learners, task_stream)
-from ..live import LivePlot, explanation, finite, labelled, plot_cell, plot_grid, row
+from ..live import LivePlot, explanation, finite, labelled, plot_cell, plot_grid, row, switch
 from ..page import Page
 from . import fm_figures as figures
 
@@ -192,8 +192,7 @@ class FactorizationPage(Page):
                 slider.disabled = task != SYNTHETIC
         synthetic(self.fm_task)
         self.param.watch(lambda event: synthetic(event.new), "fm_task")
-        log = pn.widgets.Checkbox.from_param(self.param.fm_log_spectra, label="log spectra",
-                                             align="end", margin=(0, 10, 12, 10))
+        log = switch(self.param.fm_log_spectra, "log spectra", align="end", margin=(0, 10, 12, 10))
         self.param.watch(lambda *_: self._update_views(), ["fm_log_spectra"])
         return row(task, *sliders.values(), labelled("S-FTRL sketch ↻", variant),
                       ogd, log, sizing_mode="stretch_width")

@@ -31,7 +31,7 @@ import param
 
 from ...experiments.newton import KEYS, LEARNERS, SKETCHED, NewtonRace, make_learners, notes, summary
 from ...streams import binary_labels, linear_classification_labels
-from ..live import LivePlot, finite, labelled, plot_cell, plot_grid, row
+from ..live import LivePlot, finite, labelled, plot_cell, plot_grid, row, switch
 from ...plots import METHOD_COLORS
 from ..page import Page
 from . import newton_figures as figures
@@ -172,7 +172,7 @@ class NewtonPage(Page):
             labelled("loss ↻", pn.widgets.RadioButtonGroup.from_param(p.son_loss, width=170)),
             pn.widgets.FloatInput.from_param(p.slab, name="slab C ↻", width=90),
             labelled("learners ↻", pn.widgets.CheckButtonGroup.from_param(p.learners)),
-            pn.widgets.Checkbox.from_param(p.fast, name="fast sketches ↻", align="end"),
+            switch(p.fast, "fast sketches ↻", align="end"),
             pn.widgets.FloatSlider.from_param(p.label_noise, name="label noise ↻", width=150),
             labelled("η schedule ⚡", pn.widgets.RadioButtonGroup.from_param(p.eta_schedule, width=170)),
             pn.widgets.FloatInput.from_param(p.adagrad_eta, name="ADAGRAD η ⚡", width=110))

@@ -17,7 +17,7 @@ import panel as pn
 import param
 
 from ...experiments.sketching import SKETCH_VARIANTS, SketchComparison
-from ..live import LivePlot, finite, labelled, plot_cell, plot_grid, row
+from ..live import LivePlot, finite, labelled, plot_cell, plot_grid, row, switch
 from ..page import Page
 from . import sketching_figures as figures
 
@@ -103,7 +103,7 @@ class SketchingPage(Page):
         self.summary = pn.pane.Markdown("", margin=(0, 10))
         options = row(
             labelled("spectrum of", pn.widgets.RadioButtonGroup.from_param(self.param.spectrum_of)),
-            pn.widgets.Checkbox.from_param(self.param.log_spectrum, label="log scale"),
+            switch(self.param.log_spectrum, "log scale"),
             align="center")
         self.param.watch(lambda *_: self._update_views(), ["spectrum_of", "log_spectrum"])
         cells = [plot_cell(TITLES[name], EXPLAIN[name], plot, *([options] if name == "spectrum" else []))
