@@ -929,21 +929,24 @@ def test_play_never_marks_the_server_busy():
 
 def test_while_playing_the_axes_run_ahead_and_a_pause_fits_them():
     """Playing, an axis from zero ends on a rung of the ladder, so it rarely changes (and
-    the browser only moves the curves); at rest it fits the data (issue 17, defect 9).
-    The t axis spans the whole stream, at rest and playing."""
+    the browser only moves the curves); at rest it fits the data: a shared link at t = 120
+    drew its curves on [0, 150], a fifth of every t axis empty (issue 17, defect 9). A t
+    axis never runs past the stream's last row (n = 200)."""
     app = small_app()
     page = app.active
     page.views  # noqa: B018  (build the figures)
     error = page.plots["error"]
     app.transport.seek(120)
-    assert error.pane.ranges == {"xaxis": [0.0, 200.0], "yaxis": [0.0, 160.0]}
+    assert error.pane.ranges["xaxis"] == [0.0, 140.0]
     app.transport.play()
     app.transport.tick()
-    assert error.growing and error.pane.ranges == {"xaxis": [0.0, 200.0], "yaxis": [0.0, 200.0]}
+    assert error.growing and error.pane.ranges["xaxis"] == [0.0, 150.0]
     app.transport.pause()
-    assert not error.growing
-    app.transport.seek(120)  # a seek is at rest too
-    assert error.pane.ranges == {"xaxis": [0.0, 200.0], "yaxis": [0.0, 160.0]}
+    assert not error.growing and error.pane.ranges["xaxis"][1] == 140.0
+    app.transport.step()  # a step is at rest too
+    assert error.pane.ranges["xaxis"][1] == 140.0
+    app.transport.seek(200)
+    assert error.pane.ranges["xaxis"] == [0.0, 200.0]  # not 240
 
 
 def test_a_frame_the_browser_reports_never_marks_the_server_busy():

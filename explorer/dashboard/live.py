@@ -200,9 +200,9 @@ class LivePlot:
         self._axes = _axis_settings(layout)
         self._ranges: dict = {}
         self.over_stream = over_stream
-        """Whether the figure's x axes are the stream's t: then they span ``[0, stream_length]``
-        from the first row to the last, whatever is drawn (no negative t at t = 0, no
-        t = 1200 at the end of 1000 rows), and never move while the stream plays."""
+        """Whether the figure's x axes are the stream's t: then they start at 0 and end
+        where the data asks (:mod:`.ranges`) but never past ``stream_length`` (no negative
+        t at t = 0, no t = 1200 at the end of 1000 rows)."""
         self.stream_length = 0
         """Rows in the stream (the page sets it); 0: unknown, the x axes fit the data."""
         self._ranged_length = 0
@@ -274,8 +274,9 @@ class LivePlot:
             return False
         traces = [{**built, **self._values.get(str(i), {})} for i, built in enumerate(self._built)]
         ranges = axis_ranges(self._axes, traces, self._ranged, growing=self.growing)
-        if self.over_stream and self.stream_length > 0:
-            ranges.update({key: [0.0, float(self.stream_length)] for key in ranges if key.startswith("xaxis")})
+        if self.over_stream and self.stream_length > 0:  # t: from 0, never past the last row
+            ranges.update({key: [0.0, min(value[1], float(self.stream_length)) if value else float(self.stream_length)]
+                           for key, value in ranges.items() if key.startswith("xaxis")})
         self._ranged_growing, self._ranged_length = self.growing, self.stream_length
         if ranges == self._ranges:
             return False
