@@ -212,3 +212,20 @@ def test_each_variant_draws_its_own_delta_and_its_errors_stay_below_it():
     rfd = RobustFrequentDirections(12, 4, fast=True)
     rfd.extend(X)
     assert rfd.delta_total == pytest.approx(error.trace("Δ of the fast run").y[-1], rel=1e-12)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("m", [5, 10, 20, 50])
+def test_the_spectrum_writes_a_readable_number_of_direction_labels(m):
+    """At m = 50 the spectrum's 54 directions each had a label (dtick 1): unreadable."""
+    app = Dashboard()
+    app.settings.m = m
+    page = app.active
+    page.views  # builds the figures
+    app.transport.seek(120)
+    spectrum = page.plots["spectrum"]
+    bars = len(spectrum.trace("FD after").x)
+    assert bars >= min(m, 50)
+    layout = spectrum.figure.layout
+    for axis in (layout.xaxis, layout.xaxis2):
+        assert axis.dtick is not None and bars / axis.dtick <= 15, (m, bars, axis.dtick)

@@ -155,7 +155,9 @@ class SketchingPage(Page):
             traces[f"{name} delta"] = {"x": level, "y": np.full(2, delta + before_shift)}
             traces[f"{name} exact"] = {"x": x, "y": self.sketches.eigenvalues()[:size] + alpha0}
         axis = {"type": "log", "dtick": 1} if self.log_spectrum else {"type": "linear", "dtick": None}
-        self.plots["spectrum"].update(traces, layout={"yaxis": axis, "yaxis2": axis})
+        directions = {"dtick": figures.direction_dtick(size)}  # a readable label step at m = 50 too
+        self.plots["spectrum"].update(traces, layout={"yaxis": axis, "yaxis2": axis,
+                                                      "xaxis": directions, "xaxis2": directions})
 
     def _summary(self) -> str:
         """The latest step's record as one line of text."""

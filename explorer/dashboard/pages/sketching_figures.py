@@ -16,7 +16,7 @@ from ...plots import line_chart
 from ...plots.style import EXACT_GREY, HEIGHT, MARGIN, METHOD_COLORS
 
 __all__ = ["spectrum_figure", "alpha_figure", "error_figure", "condition_figure", "SPECTRUM_PANELS",
-           "DELTA_TRACE"]
+           "DELTA_TRACE", "direction_dtick", "MAX_DIRECTION_LABELS"]
 
 FD_COLOR, RFD_COLOR = METHOD_COLORS["FD"], METHOD_COLORS["RFD"]
 LIGHT = {"FD": "#9ecae1", "RFD": "#f4a6a6"}
@@ -92,6 +92,23 @@ def condition_figure() -> go.Figure:
                      y_title="κ (log scale)", log_y=True, height=HEIGHT)
     fig.update_yaxes(dtick=1)  # one label per decade
     return _dot_fast(fig)
+
+
+MAX_DIRECTION_LABELS = 15
+"""At most this many direction labels per spectrum panel (half the page's width at 1024 px)."""
+
+
+def direction_dtick(size: int) -> int:
+    """The step of the direction labels for ``size`` bars: 1, 2, 5, 10, ... so that at most
+    :data:`MAX_DIRECTION_LABELS` are written (54 bars at m = 50 had 54 overlapping labels).
+
+    >>> direction_dtick(14), direction_dtick(24), direction_dtick(54)
+    (1, 2, 5)
+    """
+    for step in (1, 2, 5, 10, 20, 50, 100, 200, 500):
+        if size / step <= MAX_DIRECTION_LABELS:
+            return step
+    return 1000
 
 
 DELTA_TRACE = {"exact": "Δ of the exact run", "fast": "Δ of the fast run"}
