@@ -252,3 +252,30 @@ def test_a_broken_link_opens_the_page_with_its_step_button_and_the_message(serve
     page.wait_for_function(f"() => /[?&]t=1(&|$)/.test(location.search)")  # the URL follows Step
     assert dict(parse_qsl(page.url.split("?", 1)[1]))[key] != bad  # the default, written back
     assert [e for e in errors if "favicon" not in e] == []
+
+
+def test_a_link_past_the_streams_end_says_so_and_shows_the_last_row():
+    """Before: ?n=200&t=5000 silently showed t = 200 (found by the entry-point fuzz)."""
+    from panel.io.location import Location
+
+    from explorer.dashboard import Dashboard
+
+    for page in ("sketching", "newton", "pca"):
+        app = Dashboard()
+        app.sync_url(Location(search=f"?page={page}&n=200&t=5000"))
+        assert app.transport.page.t == 200
+        assert "URL: t = 5000 is past the end of the stream (200 rows); showing t = 200." in app.messages
+    app = Dashboard()
+    app.sync_url(Location(search="?n=200&t=200"))
+    assert app.transport.page.t == 200 and not app.messages
+
+
+def test_a_whole_number_out_of_range_names_the_range_not_its_type():
+    """Before: ?seed=-4490 said 'seed = -4490.0 was ignored (seed must be an integer)'."""
+    from panel.io.location import Location
+
+    from explorer.dashboard import Dashboard
+
+    app = Dashboard()
+    app.sync_url(Location(search="?seed=-4490"))
+    assert app.messages == ["URL: seed = -4490 was ignored (seed must be at least 0); using seed = 0."]

@@ -222,13 +222,25 @@ class Dashboard(param.Parameterized):
         keep_json(location)
         self._location = location
         problems = [*problems, *self._clean_search(location)]  # the query as it is now
+        asked_t = location.query_params.get("t")  # before the sync rewrites the query
         clean_first(location, lambda event: self.add_messages(self._clean_search(location)))
         self._sync(self.settings, URL_NAMES)
         self._sync(self, ("page",))
         for page in list(self.pages.values()):
             self._sync_page(page)
         self._sync(self.transport, {"shared_t": "t", "speed": "speed"})
-        self.add_messages(problems)  # after: a setting the link changed clears the messages
+        self.add_messages([*problems, *self._past_the_end(asked_t)])  # after: a setting the
+        # link changed clears the messages
+
+    def _past_the_end(self, asked) -> list[str]:
+        """A message if a link's ``t`` (``asked``) lies past the stream's last row (the page
+        shows the last row instead)."""
+        page = self.transport.page
+        if (isinstance(asked, (int, float)) and not isinstance(asked, bool)
+                and asked > page.n_rows == page.t):
+            return [f"URL: t = {asked:g} is past the end of the stream ({page.n_rows} rows); "
+                    f"showing t = {page.n_rows}."]
+        return []
 
     def url_parameters(self) -> dict[str, list[param.Parameter]]:
         """Every key a link may carry and the parameters it may set: the settings, ``page``,

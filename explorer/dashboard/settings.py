@@ -123,6 +123,9 @@ def apply_query(target: param.Parameterized, values: dict, names=None) -> list[s
     for name, value in values.items():
         if names is not None and name not in names:
             continue
+        if (isinstance(target.param[name], param.Integer) and isinstance(value, float)
+                and value.is_integer()):
+            value = int(value)  # Panel reads -4490 as -4490.0: say the bounds, not "an integer"
         try:
             target.param.update(**{name: value})
         except Exception as error:  # param says why: "... parameter 'Settings.m' must be ..."
