@@ -99,6 +99,7 @@ EXEMPT = {
     "explorer.dashboard.layout:plain_text": "renders the project's own messages as escaped text",
     "explorer.dashboard.live:explanation": "renders the project's own explanation text",
     "explorer.dashboard.live:row": "a layout helper; its params are widget options the code passes",
+    "explorer.dashboard.live:switch": "a widget factory; its parameter and params are the code's own",
     "explorer.plots.charts:bar_chart": "draws the caller's numbers; text is the chart's own label",
     "explorer.experiments.fm:movielens_stream": "its data is the bundled MovieLens set, not user input",
     "explorer.fm.data:most_active": "its data is a bundled data set already parsed by the package",
