@@ -60,3 +60,25 @@ def test_atomic_files_get_the_mode_an_ordinary_open_gives(tmp_path):
     finally:
         os.umask(umask)
 
+
+
+@pytest.mark.timeout(120)
+def test_a_state_matrix_of_the_wrong_shape_is_refused_before_it_is_read(tmp_path):
+    """Before: FTRL-FM checked theta's shape with np.shape(reader.raw(...)), which inflated
+    the whole member first (here 288 MB of compressed zeros, 0.3 MB on disk)."""
+    import tracemalloc
+
+    from explorer import FTRLFM
+
+    state = FTRLFM(3, eta=0.1).state_dict()
+    state["theta"] = np.zeros((6000, 6000))
+    path = tmp_path / "ftrl.npz"
+    np.savez_compressed(path, **state)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="theta"):
+            load_state(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20e6, f"{peak / 1e6:.0f} MB traced to refuse a wrong shape"

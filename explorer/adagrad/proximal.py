@@ -332,7 +332,7 @@ class FDProximal:
         reader = StateReader(state, owner, prefix=PREFIX)
         sketch = FrequentDirections(self.d, self.tau)
         sketch.load_state_dict(state_part(state, "sketch."))
-        shape = np.shape(reader.raw("sigma"))
+        shape = reader.shape("sigma")
         if len(shape) != 1 or shape[0] > sketch.rank:
             raise reader.refuse("sigma", f"a vector of at most {sketch.rank} values (the sketch's rows)",
                                 f"shape {shape}")

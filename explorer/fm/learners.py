@@ -441,9 +441,9 @@ class SketchedFTRL(ConvexFM):
         d, m, fast = reader.count("d", minimum=1), reader.count("m", minimum=2), reader.flag("fast")
         for part in ("positive", "negative"):  # before allocating: the buffers must fit d and m
             key = f"sketch.{part}.buffer"
-            if np.shape(reader.raw(key)) != ((2 * m if fast else m), d + 1):
+            if reader.shape(key) != ((2 * m if fast else m), d + 1):
                 raise reader.refuse(key, f"an array of shape {((2 * m if fast else m), d + 1)} "
-                                    f"(d = {d}, m = {m}, fast = {fast})", np.shape(reader.raw(key)))
+                                    f"(d = {d}, m = {m}, fast = {fast})", reader.shape(key))
         fm = cls(d, m=m, fast=fast, **cls._read_settings(reader))
         fm.load_state_dict(state)
         return fm
@@ -573,9 +573,9 @@ class _FullMatrixFM(ConvexFM):
         :meth:`load_state_dict`)."""
         reader = StateReader(state, cls)
         d = reader.count("d", minimum=1)
-        if np.shape(reader.raw("theta")) != (d + 1, d + 1):  # before allocating (d+1)^2 floats
+        if reader.shape("theta") != (d + 1, d + 1):  # before allocating (d+1)^2 floats
             raise reader.refuse("theta", f"an array of shape {(d + 1, d + 1)} (d = {d})",
-                                np.shape(reader.raw("theta")))
+                                reader.shape("theta"))
         fm = cls(d, **cls._read_settings(reader))
         fm.load_state_dict(state)
         return fm

@@ -295,9 +295,9 @@ class OCGFM(ConvexFM):
         :meth:`load_state_dict`)."""
         reader = StateReader(state, cls)
         d = reader.count("d", minimum=1, maximum=OCG_MAX_SIDE - 1)
-        if np.shape(reader.raw("gradient_sum")) != (d + 1, d + 1):  # before allocating
+        if reader.shape("gradient_sum") != (d + 1, d + 1):  # before allocating
             raise reader.refuse("gradient_sum", f"an array of shape {(d + 1, d + 1)} (d = {d})",
-                                np.shape(reader.raw("gradient_sum")))
+                                reader.shape("gradient_sum"))
         iterations = reader.count("iterations", minimum=1, maximum=min(
             OCG_MAX_ITERATIONS, OCG_MAX_POWER_WORK // (d + 1) ** 2))
         fm = cls(d, tau=reader.number("tau", minimum=0.0, strict_minimum=True),
@@ -325,7 +325,7 @@ class OCGFM(ConvexFM):
             raise reader.refuse("gradient_sum", f"entries within +-{MAX_THETA_ENTRY:.0e}", largest)
         if t == 0 and largest > 0:
             raise reader.refuse("gradient_sum", "all zero at t = 0", f"|entry| {largest:.3g}")
-        shape = np.shape(reader.raw("eigenvalues"))
+        shape = reader.shape("eigenvalues")
         if len(shape) != 1 or not shape[0] <= min(self.rank, n) or (t == 0 and shape[0]):
             raise reader.refuse("eigenvalues", f"a vector of at most {min(self.rank, n)} numbers "
                                 "(none at t = 0)", shape)
