@@ -87,7 +87,7 @@ class Dashboard(param.Parameterized):
                 # too, so the query must name the page shown now. It may not yet: on a tab
                 # click the first watchers of ``page`` (the intro's pn.bind) build the page
                 # before Panel's own watcher writes the new page into the URL, and the click
-                # was undone halfway (the body lagged one click behind; issue 17).
+                # was undone halfway (the body lagged one click behind).
                 self._location.update_query(page=self.page)
                 self._sync_page(page)
         return self.pages[key]
@@ -314,7 +314,7 @@ def keep_json(location) -> None:
 
     Panel's (1.9) parses the whole query (``parse_query``: JSON into Python objects) and
     writes it back with ``urlencode``, i.e. ``str()``: after the first change a link's
-    ``learners=["RFD-SON"]`` became ``['RFD-SON']`` and ``fast=true`` ``True`` (issue 17).
+    ``learners=["RFD-SON"]`` became ``['RFD-SON']`` and ``fast=true`` ``True``.
     Here the query's strings are kept and a new value goes in as JSON (as Panel serializes
     it for ``sync``).
     """
