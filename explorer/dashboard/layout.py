@@ -2,7 +2,8 @@
 
 The sidebar holds the shared settings (↻ restarts the stream, ⚡ applies mid-stream, as
 the active page declares), the upload and a note on sharing; the main area holds the
-transport bar (Reset, Back, Play, Pause, Step, speed, ``t = N of n rows``), the alerts
+transport bar (Reset, Back, Play, Pause, Step, speed, ``t = N of n rows``; the keyboard
+shortcuts of :mod:`.keyboard` and a line naming them), the alerts
 (URL and upload problems, the page's notes) and one tab per page.
 """
 
@@ -18,6 +19,7 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
+from .keyboard import SHORTCUTS_HELP, Keyboard
 from .live import row
 from .settings import ALPHA0_CHOICES, ETA_CHOICES, URL_NAMES, Settings
 from .transport import Transport
@@ -43,7 +45,7 @@ def layout(app) -> pn.template.BootstrapTemplate:
     return template
 
 
-def _transport_bar(transport: Transport) -> pn.Row:
+def _transport_bar(transport: Transport) -> pn.Column:
     actions = {"Reset": transport.reset, "Back": transport.back, "Play": transport.play,
                "Pause": transport.pause, "Step": transport.step}
     kinds = {"Play": "success", "Pause": "warning", "Step": "primary"}
@@ -67,7 +69,12 @@ def _transport_bar(transport: Transport) -> pn.Row:
                                        transport.param.n_rows),
                                styles={"font-size": "1.25em"}, align="center", margin=(0, 15))
     status = pn.pane.Markdown(transport.param.status, align="center", styles={"color": "#8a4b08"})
-    return row(*buttons.values(), speed, counter, status, clock)
+    keys = Keyboard({"toggle": lambda: transport.pause() if transport.playing else transport.play(),
+                     "step": transport.step, "back": transport.back})
+    shortcuts = pn.pane.Markdown(SHORTCUTS_HELP, styles={"color": "#666", "font-size": "0.85em"},
+                                 margin=(0, 10))
+    return pn.Column(row(*buttons.values(), speed, counter, status, clock, keys), shortcuts,
+                     sizing_mode="stretch_width")
 
 
 class FrameClock(JSComponent):
