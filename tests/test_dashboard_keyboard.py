@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import pytest
 from test_dashboard_browser import server  # noqa: F401  (the module-scoped fixture, used here)
-from test_dashboard_browser import SMALL, button, counter, open_page, query, real_errors, shown_t, wait_until
+from test_dashboard_browser import (SMALL, TIMEOUT_MS, button, counter, open_page, query, real_errors,
+                                    shown_t, wait_until)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -110,25 +111,39 @@ def test_space_plays_and_pauses_and_keeps_the_focus(server, page):
     assert not real_errors(errors)
 
 
+def still(page, t: int) -> None:
+    """After time for a wrong step or play to reach the page: t unchanged, not playing."""
+    page.wait_for_timeout(1000)
+    assert counter(page, t).is_visible() and button(page, "Pause").is_disabled()
+
+
 def test_no_shortcut_while_typing_on_a_slider_or_with_a_modifier(server, page):
-    errors = open_page(page, server["url"] + "?" + SMALL)
-    seed = page.get_by_label("seed")
-    seed.focus()
+    """On the AdaGrad page at t = 5, where η applies mid-stream (moving its slider keeps t)."""
+    errors = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(server["url"] + "?page=adagrad&t=5&" + SMALL)
+    page.locator(".js-plotly-plot .plot-container.plotly").first.wait_for()
+    counter(page, 5).wait_for()
+    page.get_by_label("seed").focus()
     page.keyboard.press(" ")
+    still(page, 5)
+    for key in ("ArrowRight", "ArrowLeft"):
+        page.keyboard.press(key)
+    still(page, 5)
+    eta = page.locator("[role=slider]").nth(2)  # m, α₀, η
+    before = eta.get_attribute("aria-valuenow")
+    eta.focus()
     page.keyboard.press("ArrowRight")
-    page.keyboard.press("ArrowLeft")
-    slider = page.locator("[role=slider]").first
-    slider.focus()
-    page.keyboard.press("ArrowRight")
-    page.keyboard.press("ArrowLeft")
+    wait_until(lambda: eta.get_attribute("aria-valuenow") != before, page)  # the slider moved
+    still(page, 5)
     page.evaluate("() => document.activeElement && document.activeElement.blur()")
     for key in ("Shift+ArrowRight", "Control+ArrowRight", "Alt+ArrowRight", "Shift+Space"):
         page.keyboard.press(key)
-    page.wait_for_timeout(1000)  # time for a wrong step or play to reach the page
-    assert counter(page, 0).is_visible() and button(page, "Pause").is_disabled()
+    still(page, 5)
     # the same key, with the focus on the page, does step
     page.keyboard.press("ArrowRight")
-    counter(page, 1).wait_for()
+    counter(page, 6).wait_for()
     assert not real_errors(errors)
 
 
