@@ -216,14 +216,6 @@ def mass_bounds(held: float, delta_total: float, m: int, rank: int, work: int) -
     return ((held + m * delta_total) * (1 - slack) - 1e-300, (held + rank * delta_total) * (1 + slack) + 1e-300)
 
 
-def check_buffer_shape(reader: StateReader, key: str, shape: tuple[int, int], settings: str) -> None:
-    """Refuse a state whose ``key`` does not have the ``shape`` its settings give, before
-    anything of that size is allocated (the state's own array bounds the allocation)."""
-    declared = reader.shape(key)
-    if declared != shape:
-        raise reader.refuse(key, f"an array of shape {shape} ({settings})", f"an array of shape {declared}")
-
-
 @stateful
 class FrequentDirections(Observable, Tunable, Mergeable):
     r"""Frequent Directions (Liberty 2013; Luo et al. 2017, Algorithm 1; fast: Algorithm 2).
@@ -506,7 +498,7 @@ class FrequentDirections(Observable, Tunable, Mergeable):
         claiming ``d = m = 10**6`` is a ``ValueError``, not a ``MemoryError``)."""
         reader = StateReader(state, cls)
         d, m, fast = reader.count("d", minimum=1), reader.count("m", minimum=2), reader.flag("fast")
-        check_buffer_shape(reader, "buffer", (2 * m if fast else m, d), f"d = {d}, m = {m}, fast = {fast}")
+        reader.check_shape("buffer", (2 * m if fast else m, d), f"d = {d}, m = {m}, fast = {fast}")
         sk = cls(d, m, fast=fast, **cls._extra_arguments(reader))
         sk.load_state_dict(state)
         return sk
@@ -735,7 +727,7 @@ class GeneralizedFrequentDirections(Observable, Tunable, Mergeable):
         reader = StateReader(state, cls)
         d, m, fast = reader.count("d", minimum=1), reader.count("m", minimum=2), reader.flag("fast")
         for part in ("positive", "negative"):  # before the parts' buffers are allocated
-            check_buffer_shape(reader, f"{part}.buffer", (2 * m if fast else m, d), f"d = {d}, m = {m}, fast = {fast}")
+            reader.check_shape(f"{part}.buffer", (2 * m if fast else m, d), f"d = {d}, m = {m}, fast = {fast}")
         sk = cls(d, m, fast=fast)
         sk.load_state_dict(state)
         return sk
@@ -866,7 +858,7 @@ class RandomProjectionSketch(Observable, Tunable):
     def from_state_dict(cls, state: dict) -> "RandomProjectionSketch":
         reader = StateReader(state, cls)
         d, m = reader.count("d", minimum=1), reader.count("m", minimum=1)
-        check_buffer_shape(reader, "buffer", (m, d), f"d = {d}, m = {m}")  # before allocating B
+        reader.check_shape("buffer", (m, d), f"d = {d}, m = {m}")  # before allocating B
         sk = cls(d, m)
         sk.load_state_dict(state)
         return sk

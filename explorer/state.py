@@ -171,6 +171,15 @@ class StateReader:
         header = getattr(self._state, "header", None)
         return tuple(header(key).shape) if header is not None else np.shape(self._state[key])
 
+    def check_shape(self, key: str, shape: tuple[int, ...], settings: str) -> None:
+        """Refuse the state if ``key`` does not have the ``shape`` its ``settings`` give (a
+        text such as ``"d = 4, m = 2"`` for the message), read from the header alone
+        (:meth:`shape`): what a class checks before it allocates from the state's sizes."""
+        declared = self.shape(key)
+        if declared != tuple(shape):
+            raise self.refuse(key, f"an array of shape {tuple(shape)} ({settings})",
+                              f"an array of shape {declared}")
+
     def count(self, key: str, *, minimum: int = 0, maximum: int | None = MAX_COUNT) -> int:
         """An integer in [minimum, maximum] (a counter, a size, a position; at most
         :data:`MAX_COUNT` unless ``maximum`` says otherwise, None for no bound)."""

@@ -441,9 +441,7 @@ class SketchedFTRL(ConvexFM):
         d, m, fast = reader.count("d", minimum=1), reader.count("m", minimum=2), reader.flag("fast")
         for part in ("positive", "negative"):  # before allocating: the buffers must fit d and m
             key = f"sketch.{part}.buffer"
-            if reader.shape(key) != ((2 * m if fast else m), d + 1):
-                raise reader.refuse(key, f"an array of shape {((2 * m if fast else m), d + 1)} "
-                                    f"(d = {d}, m = {m}, fast = {fast})", reader.shape(key))
+            reader.check_shape(key, (2 * m if fast else m, d + 1), f"d = {d}, m = {m}, fast = {fast}")
         fm = cls(d, m=m, fast=fast, **cls._read_settings(reader))
         fm.load_state_dict(state)
         return fm
@@ -573,9 +571,7 @@ class _FullMatrixFM(ConvexFM):
         :meth:`load_state_dict`)."""
         reader = StateReader(state, cls)
         d = reader.count("d", minimum=1)
-        if reader.shape("theta") != (d + 1, d + 1):  # before allocating (d+1)^2 floats
-            raise reader.refuse("theta", f"an array of shape {(d + 1, d + 1)} (d = {d})",
-                                reader.shape("theta"))
+        reader.check_shape("theta", (d + 1, d + 1), f"d = {d}")  # before allocating (d+1)^2 floats
         fm = cls(d, **cls._read_settings(reader))
         fm.load_state_dict(state)
         return fm

@@ -295,9 +295,7 @@ class OCGFM(ConvexFM):
         :meth:`load_state_dict`)."""
         reader = StateReader(state, cls)
         d = reader.count("d", minimum=1, maximum=OCG_MAX_SIDE - 1)
-        if reader.shape("gradient_sum") != (d + 1, d + 1):  # before allocating
-            raise reader.refuse("gradient_sum", f"an array of shape {(d + 1, d + 1)} (d = {d})",
-                                reader.shape("gradient_sum"))
+        reader.check_shape("gradient_sum", (d + 1, d + 1), f"d = {d}")  # before allocating
         iterations = reader.count("iterations", minimum=1, maximum=min(
             OCG_MAX_ITERATIONS, OCG_MAX_POWER_WORK // (d + 1) ** 2))
         fm = cls(d, tau=reader.number("tau", minimum=0.0, strict_minimum=True),
