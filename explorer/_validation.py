@@ -19,6 +19,13 @@ from scipy.linalg.blas import ddot as _ddot
 
 from .perturb import perturb
 
+__all__ = [
+    "MAX_ENTRIES", "MAX_SQUARED_MASS", "SCALES",
+    "all_finite", "as_labeled_rows", "as_matrix", "as_reals", "as_row", "as_rows",
+    "check_choice", "check_float", "check_int", "check_mass", "check_matrix_size",
+    "check_row_mass", "check_scale", "squared_norms",
+]
+
 
 def check_int(name: str, value, *, minimum: int) -> int:
     """An integer >= minimum (bools are refused: ``m=True`` is a mistake, not 1)."""
@@ -145,3 +152,45 @@ def as_reals(value, name: str) -> np.ndarray:
             array.dtype.kind, f"dtype {array.dtype}")
         raise ValueError(f"{name} must be numeric (real numbers: int, float or bool), got {what}")
     return array.astype(float, copy=False)
+
+
+#: The largest total squared Frobenius norm ``||A||_F^2`` a sketch accepts. Everything a
+#: shrink computes (``B B^T``, ``sigma^2``, ``delta``, ``Delta``) is bounded by it, so with
+#: this headroom below float64's 1.8e308 no shrink can overflow into inf (an
+#: overflowing row once stored inf rows and hung the next LAPACK call). Entries up to about
+#: 1e150 are fine; larger data must be rescaled first.
+MAX_SQUARED_MASS = 1e300
+
+
+def squared_norms(X: np.ndarray) -> np.ndarray:
+    """``||x_i||^2`` of every row, inf where it overflows (no warning: it is checked)."""
+    with np.errstate(over="ignore"):
+        return np.einsum("ij,ij->i", X, X)
+
+
+def check_mass(mass_before: float, X: np.ndarray, name: str = "x",
+               row_numbers: np.ndarray | None = None) -> float:
+    """The total squared Frobenius norm after adding the rows of ``X``, or ``ValueError``
+    naming the first row that takes it past :data:`MAX_SQUARED_MASS` (nothing changes).
+
+    ``row_numbers``: the caller's numbers for the rows of ``X`` (when ``X`` is a subset of
+    what the caller was given), used in the message instead of their positions in ``X``.
+    """
+    with np.errstate(over="ignore"):
+        running = mass_before + np.cumsum(squared_norms(X))
+    over = np.flatnonzero(~(running <= MAX_SQUARED_MASS))
+    if over.size:
+        row = int(over[0] if row_numbers is None else row_numbers[over[0]])
+        raise ValueError(
+            f"{name} row {row} is too large: the sketch's total squared norm ||A||_F^2 would "
+            f"exceed {MAX_SQUARED_MASS:.0e}, beyond which its shrink overflows (entries up to "
+            f"about 1e150 are fine); rescale the data, e.g. divide it by its largest entry")
+    return float(running[-1]) if running.size else float(mass_before)
+
+
+def check_row_mass(mass_before: float, row: np.ndarray, name: str = "x") -> float:
+    """:func:`check_mass` for one row, at the cost of one dot product (a learner's round)."""
+    mass = mass_before + _ddot(row, row)  # BLAS directly: an overflow gives inf, no warning
+    if mass <= MAX_SQUARED_MASS:
+        return mass
+    return check_mass(mass_before, row[None, :], name)  # raises, with the message

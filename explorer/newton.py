@@ -152,27 +152,25 @@ class _SketchCurvature:
 
     def _undo_point(self) -> Callable[[], None]:
         """A function that puts the curvature back as it is now, whatever one :meth:`add`
-        does to it. A row that fills FD's buffer (a shrink) or goes into RP (which changes
-        every row of ``B``) needs a copy of everything; any other row only takes the next
-        free row of ``B`` and of ``K``, so a few numbers undo it (the cheap common case)."""
+        does to it: the sketch's own undo (:meth:`~explorer.sketch.FrequentDirections.undo_point`),
+        then ``K`` and ``L``. A row that fills FD's buffer (a shrink) or goes into RP (which
+        changes every row of ``B``) needs a copy of both; any other row only takes the next
+        free row of ``K`` and ``L`` (the cheap common case)."""
+        undo_sketch = self.sketch.undo_point()
         if not self.bordered or self.rank == self.capacity - 1:
-            sketch_state = self.sketch.state_dict()
             inner, factor = self.inner.copy(), self.factor.copy(order="K")
             factored, shift = self.factored, self.shift
 
             def undo_all() -> None:
-                self.sketch.load_state_dict(sketch_state)
+                undo_sketch()
                 self.inner[:], self.factor[:] = inner, factor
                 self.factored, self.shift = factored, shift
             return undo_all
-        r, n_seen, mass = self.rank, self.sketch.n_seen, self.sketch.frobenius_squared
+        r = self.rank
         factor_row, factored = self.factor[r].copy(), self.factored
 
         def undo_row() -> None:
-            state = self.sketch.state_dict()  # the sketch's own format: rows past 'filled' are zero
-            state["buffer"][r:] = 0.0
-            state.update(filled=r, n_seen=n_seen, frobenius_squared=mass)
-            self.sketch.load_state_dict(state)
+            undo_sketch()
             self.inner[r, :] = self.inner[:, r] = 0.0
             self.factor[r], self.factored = factor_row, factored
         return undo_row

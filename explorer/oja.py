@@ -32,14 +32,17 @@ References
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 from scipy.linalg.lapack import dgeqrf, dorgqr
 
-from ._validation import as_row, as_rows, check_float, check_int, check_matrix_size
+from ._validation import (MAX_SQUARED_MASS, as_row, as_rows, check_float, check_int, check_mass,
+                          check_matrix_size, check_row_mass)
 from .hooks import Observable
 from .params import Tunable
 from .perturb import perturb
-from .sketch import MAX_SQUARED_MASS, ShrinkRecord, check_mass, check_row_mass
+from .sketch import ShrinkRecord
 from .state import StateReader, copy_array, stateful
 
 __all__ = ["OjaSketch", "ORTHONORMAL_TOLERANCE", "oja_rotation"]
@@ -206,6 +209,12 @@ class OjaSketch(Observable, Tunable):
         except BaseException:
             self.load_state_dict(state)
             raise
+
+    def undo_point(self) -> Callable[[], None]:
+        """A function that puts the sketch back as it is now, whatever one :meth:`insert`
+        does to it (every row changes all of ``B``: a copy of the state)."""
+        state = self.state_dict()
+        return lambda: self.load_state_dict(state)
 
     def insert(self, row: np.ndarray) -> ShrinkRecord:
         """Add one row the caller has already checked (finite): one step of equation (6).

@@ -28,7 +28,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 import scipy.linalg
 
-from ._validation import as_reals, as_row, as_rows, check_float, check_int
+from ._validation import (MAX_SQUARED_MASS, as_reals, as_row, as_rows, check_float, check_int,
+                          check_mass, check_row_mass)
 from .hooks import Observable, ShrinkEvent
 from .merging import Mergeable, check_members, unpack_state
 from .params import Tunable
@@ -78,52 +79,11 @@ def svd_shrink(B: np.ndarray, m: int) -> tuple[np.ndarray, float, np.ndarray]:
 _EPS = np.finfo(float).eps
 _ddot = scipy.linalg.blas.ddot
 
-#: The largest total squared Frobenius norm ``||A||_F^2`` a sketch accepts. Everything a
-#: shrink computes (``B B^T``, ``sigma^2``, ``delta``, ``Delta``) is bounded by it, so with
-#: this headroom below float64's 1.8e308 no shrink can overflow into inf (an
-#: overflowing row once stored inf rows and hung the next LAPACK call). Entries up to about
-#: 1e150 are fine; larger data must be rescaled first.
-MAX_SQUARED_MASS = 1e300
-
 #: A shrink whose largest squared singular value is below this is redone on the buffer
 #: scaled up by a power of two (exact): squares below ~1e-308 underflow to 0, and the
 #: shrink would drop rows that hold all of the data (FD is scale-equivariant, float is not).
 _TINY_SQUARE = 2.0 ** -600
 _SMALLEST_NORMAL = float(np.finfo(float).tiny)
-
-
-def squared_norms(X: np.ndarray) -> np.ndarray:
-    """``||x_i||^2`` of every row, inf where it overflows (no warning: it is checked)."""
-    with np.errstate(over="ignore"):
-        return np.einsum("ij,ij->i", X, X)
-
-
-def check_mass(mass_before: float, X: np.ndarray, name: str = "x",
-               row_numbers: np.ndarray | None = None) -> float:
-    """The total squared Frobenius norm after adding the rows of ``X``, or ``ValueError``
-    naming the first row that takes it past :data:`MAX_SQUARED_MASS` (nothing changes).
-
-    ``row_numbers``: the caller's numbers for the rows of ``X`` (when ``X`` is a subset of
-    what the caller was given), used in the message instead of their positions in ``X``.
-    """
-    with np.errstate(over="ignore"):
-        running = mass_before + np.cumsum(squared_norms(X))
-    over = np.flatnonzero(~(running <= MAX_SQUARED_MASS))
-    if over.size:
-        row = int(over[0] if row_numbers is None else row_numbers[over[0]])
-        raise ValueError(
-            f"{name} row {row} is too large: the sketch's total squared norm ||A||_F^2 would "
-            f"exceed {MAX_SQUARED_MASS:.0e}, beyond which its shrink overflows (entries up to "
-            f"about 1e150 are fine); rescale the data, e.g. divide it by its largest entry")
-    return float(running[-1]) if running.size else float(mass_before)
-
-
-def check_row_mass(mass_before: float, row: np.ndarray, name: str = "x") -> float:
-    """:func:`check_mass` for one row, at the cost of one dot product (a learner's round)."""
-    mass = mass_before + _ddot(row, row)  # BLAS directly: an overflow gives inf, no warning
-    if mass <= MAX_SQUARED_MASS:
-        return mass
-    return check_mass(mass_before, row[None, :], name)  # raises, with the message
 
 
 def power_of_two_scale(B: np.ndarray) -> float:
@@ -333,6 +293,28 @@ class FrequentDirections(Observable, Tunable, Mergeable):
                                    f"is as it was before the row") from None
         self._frobenius_squared = mass
         return shrink
+
+    def undo_point(self) -> Callable[[], None]:
+        """A function that puts the sketch back as it is now, whatever one :meth:`insert`
+        does to it: a learner's refused round is undone with it. A row that does not fill
+        the buffer only takes the next free row, so three numbers undo it (the cheap common
+        case); a row that fills it (a shrink) needs a copy of the whole state.
+
+        >>> sk = FrequentDirections(d=2, m=2)
+        >>> undo = sk.undo_point()
+        >>> _ = sk.insert(np.array([1.0, 2.0]))
+        >>> undo(); sk.n_seen, sk.rank, sk.frobenius_squared
+        (0, 0, 0.0)
+        """
+        if self._filled == self.capacity - 1:
+            state = self.state_dict()
+            return lambda: self.load_state_dict(state)
+        filled, n_seen, mass = self._filled, self.n_seen, self._frobenius_squared
+
+        def undo_row() -> None:
+            self._buffer[filled:] = 0.0
+            self._filled, self.n_seen, self._frobenius_squared = filled, n_seen, mass
+        return undo_row
 
     @property
     def rows(self) -> np.ndarray:
@@ -825,6 +807,12 @@ class RandomProjectionSketch(Observable, Tunable):
         self._buffer[:] = updated
         self.n_seen += X.shape[0]
         return R
+
+    def undo_point(self) -> Callable[[], None]:
+        """A function that puts the sketch back as it is now (``B`` and the generator),
+        whatever one :meth:`insert` does to it: every insert changes every row of ``B``."""
+        state = self.state_dict()
+        return lambda: self.load_state_dict(state)
 
     def insert(self, row: np.ndarray) -> np.ndarray:
         """Add one row the caller has already checked (a learner's round); returns the

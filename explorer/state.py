@@ -27,6 +27,12 @@ import numpy as np
 from .archive import ArchiveError, open_npz
 from .atomic import write_atomic
 
+__all__ = [
+    "MAX_COUNT", "MAX_STATE_BYTES", "StateReader", "all_or_nothing", "check_kind", "check_plain",
+    "copy_array", "generator_json", "load_state", "nonfinite_entries", "registered_kinds",
+    "save_state", "state_part", "stateful",
+]
+
 _REGISTRY: dict[str, type] = {}
 
 #: The largest counter a state may hold (``n_seen``, ``t``, ...): 2^53, so it stays exact

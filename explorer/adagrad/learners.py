@@ -61,13 +61,13 @@ from scipy.linalg.blas import ddot
 
 from .._validation import (
     SCALES, as_labeled_rows, as_row, as_rows, check_choice, check_float, check_int, check_matrix_size,
-    check_scale,
+    check_scale, squared_norms,
 )
 from ..errors import Diverged
 from ..hooks import Observable, ShrinkEvent, StepRecord
 from ..losses import LOSSES, check_label, check_labels, get_loss
 from ..params import Tunable
-from ..sketch import MAX_SQUARED_MASS, ShrinkRecord, squared_norms
+from ..sketch import MAX_SQUARED_MASS, ShrinkRecord
 from ..state import StateReader, all_or_nothing, state_part, stateful
 from .proximal import PREFIX, kept_shapes, make_proximal
 

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..archive import ArchiveError, ArrayHeader, open_npz, read_npy
-from ..sketch import MAX_SQUARED_MASS, squared_norms
+from .._validation import squared_norms
+from ..sketch import MAX_SQUARED_MASS
 
 __all__ = ["UploadedData", "parse_upload", "check_size", "MAX_BYTES", "MAX_ROWS", "MAX_COLUMNS",
            "MAX_LINE_CHARS", "FORMATS"]

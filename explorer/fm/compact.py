@@ -42,8 +42,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse
 
-from .._validation import as_reals, as_row, as_rows
-from ..sketch import squared_norms
+from .._validation import as_reals, as_row, as_rows, squared_norms
 from ..losses import check_label
 from ..losses import check_labels as check_labels_of
 
