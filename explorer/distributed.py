@@ -47,6 +47,7 @@ import numpy as np
 
 from ._validation import check_choice, check_float, check_int, check_matrix_size
 from .archive import ArchiveError, ArrayHeader, MappedArray, npy_header, open_npz
+from .merging import merge
 from .sketch import FrequentDirections, RobustFrequentDirections
 
 __all__ = ["KINDS", "FORMATS", "MAX_INFLATED_BYTES", "open_rows", "sketch_graph", "sketch_array",
@@ -308,8 +309,6 @@ def node_sketch(value):
 def _merge_group(group: list) -> FrequentDirections:
     """One inner node of the tree: the merge of up to ``split_every`` sketches (a leaf's
     sketch comes in its 1 x 1 block, see :func:`_sketch_chunk`)."""
-    from . import merge  # explorer.merge: the one home of merging
-
     sketches = [node_sketch(node) for node in group]
     return merge(sketches, split_every=max(2, len(sketches)))
 

@@ -37,6 +37,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 from ._validation import as_matrix, as_rows, check_float, check_int
 
 __all__ = [
+    "ROUNDING_LEVEL",
     "covariance_error",
     "relative_spectral_error",
     "tail_energy",

@@ -22,7 +22,7 @@ import numpy as np
 
 from ._validation import check_int
 
-__all__ = ["History", "run"]
+__all__ = ["History", "run", "progress_bar"]
 
 
 class History:

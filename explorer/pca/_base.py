@@ -45,6 +45,15 @@ from ..hooks import Observable, StepRecord
 from ..params import Tunable
 from ..state import StateReader, copy_array, generator_json
 
+__all__ = [
+    "MAX_LOSS", "MAX_STEP", "MAX_N",
+    "check_dimension", "check_subset", "check_learning_rates", "check_seed", "squared_norm",
+    "check_loss", "as_loss_row", "as_loss_matrix", "as_stream", "read_learning_rates", "stored",
+    "read_last", "read_log_weights", "orthonormality_error", "read_orthonormal", "eigh",
+    "diverged_in_round", "log_normalize", "RoundLearner", "RandomizedLogWeights",
+    "DensityMatrixLearner",
+]
+
 #: The largest loss a round may have (||x||^2, ||C||_F or max |loss_i|); also the largest
 #: trace of Follow the Leader's covariance and the largest total squared norm of a stream.
 MAX_LOSS = 1e300
