@@ -51,6 +51,7 @@ __all__ = [
     "gram_covariance_error",
     "best_fd_bound_from_eigenvalues",
     "condition_number_from_eigenvalues",
+    "relative_gap",
 ]
 
 METHODS = ("auto", "exact", "lanczos")
@@ -485,3 +486,13 @@ def _singular_values(A) -> np.ndarray:
     if A.shape[0] == 0:
         return np.zeros(0)
     return scipy.linalg.svdvals(A, check_finite=False)
+
+
+def relative_gap(a, b) -> float:
+    r"""How far ``a`` is from the reference ``b``, relative to ``b``'s size:
+    :math:`\max_i |a_i - b_i| / \max_i |b_i|` (largest entries; arrays of any shape).
+
+    >>> relative_gap(np.array([1.0, 2.1]), np.array([1.0, 2.0]))
+    0.05...
+    """
+    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))

@@ -33,7 +33,9 @@ from __future__ import annotations
 import math
 import operator
 
-__all__ = ["Undecided", "decide", "rounded", "sig"]
+import numpy as np
+
+__all__ = ["Undecided", "decide", "decide_all", "perturbed", "rounded", "sig"]
 
 RELATIVE_GUARD = 1e-9
 """The least distance from a rounding edge, relative to the value, that :func:`sig` and
@@ -74,6 +76,32 @@ def decide(a, op: str, b, *, margin: float) -> bool:
         raise Undecided(f"{a!r} {op} {b!r} is within the margin {margin!r} (they differ by "
                         f"{abs(a - b):.3g}): print that they are close, not which is {op}")
     return bool(_OPERATORS[op](a, b))
+
+
+def decide_all(a, op: str, b, *, margin: float) -> bool:
+    """:func:`decide` for every pair of entries of ``a`` and ``b`` (broadcast): True when
+    ``a op b`` holds for all of them, False at the first pair where it does not. Every pair
+    decided before that one must differ by more than ``margin``, so that no rounding can
+    flip the answer (:class:`Undecided` otherwise).
+
+    >>> decide_all([1.0, 2.0], "<", 3.0, margin=0.5)
+    True
+    >>> decide_all([1.0, 2.0], ">", [0.0, 2.5], margin=0.1)
+    False
+    """
+    return all(decide(x, op, y, margin=margin) for x, y in np.broadcast(a, b))
+
+
+def perturbed(X, seed: int) -> np.ndarray:
+    """``X`` with every entry multiplied by ``1 + 1e-15 z``, ``z`` standard normal drawn from
+    ``np.random.default_rng(seed)``: a copy changed by about one rounding error per entry,
+    to see what a lesson's numbers owe to rounding.
+
+    >>> X = np.ones((2, 3))
+    >>> bool(np.all(np.abs(perturbed(X, seed=1) / X - 1) < 1e-14)), bool(np.array_equal(perturbed(X, 1), perturbed(X, 1)))
+    (True, True)
+    """
+    return X * (1 + 1e-15 * np.random.default_rng(seed).standard_normal(X.shape))
 
 
 def _check_edge(x: float, step: float, guard: float | None, shown: str) -> None:

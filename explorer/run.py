@@ -21,8 +21,9 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from ._validation import check_int
+from .errors import Diverged
 
-__all__ = ["History", "run", "progress_bar"]
+__all__ = ["History", "run", "learn_until_divergence", "running_average", "progress_bar"]
 
 
 class History:
@@ -221,6 +222,47 @@ def run(algorithm, stream, *, hooks=(), progress: bool = False,
         for handle in handles:
             handle.remove()
     return History({**columns, "t": np.array(columns["t"], dtype=np.int64)})
+
+
+def learn_until_divergence(learner, X, y=None, *, hooks=()) -> np.ndarray:
+    """The loss of every row of ``learner.learn_many(X, y)``, ``inf`` from a divergence on.
+
+    A learner's ``learn_many`` is all or nothing: when round ``i`` diverges it raises
+    :class:`~explorer.errors.Diverged` with ``row = i`` and undoes the call. Here the rows
+    before ``i`` are then played again, so the learner ends where it stood just before the
+    failing row, and the losses of rows ``i, i+1, ...`` are ``inf``. ``hooks`` are attached
+    for this call only, as in :func:`run` (they also see the undone call's events).
+
+    >>> from explorer.adagrad import OGD
+    >>> learner = OGD(1, eta=1.0, loss="squared")  # its second prediction overflows
+    >>> learn_until_divergence(learner, np.full((4, 1), 1e100), np.ones(4)).tolist(), learner.t
+    ([1.0, inf, inf, inf], 1)
+    """
+    hooks = _check_hooks(learner, hooks)
+    handles = []
+    try:
+        for fn in hooks:
+            handles.append(learner.add_hook(fn))
+        try:
+            return learner.learn_many(X) if y is None else learner.learn_many(X, y)
+        except Diverged as error:  # the call was undone: replay the rows before the failing one
+            losses = np.full(len(X), np.inf)
+            before = X[:error.row]
+            losses[:error.row] = learner.learn_many(before) if y is None else learner.learn_many(before, y[:error.row])
+            return losses
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def running_average(values) -> np.ndarray:
+    r"""The average so far, :math:`\frac{1}{t} \sum_{s \le t} v_s`, at every ``t``: an online
+    learner's average loss after each round.
+
+    >>> running_average([4.0, 2.0, 3.0]).tolist()
+    [4.0, 3.0, 3.0]
+    """
+    return np.cumsum(values) / np.arange(1, len(values) + 1)
 
 
 # -- one step of a learner or a sketch ------------------------------------------------------

@@ -321,3 +321,14 @@ def test_a_rank_deficient_gram_is_exactly_singular():
 def test_the_gram_route_refuses_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@given(st.lists(st.floats(min_value=-1e6, max_value=1e6), min_size=1, max_size=30), st.floats(min_value=0.1, max_value=10))
+def test_relative_gap_is_the_largest_difference_over_the_largest_reference_entry(values, scale):
+    from explorer.metrics import relative_gap
+
+    b = np.array(values)
+    if not np.any(b):
+        return
+    assert relative_gap(b, b) == 0.0
+    assert relative_gap(scale * b, b) == pytest.approx(abs(scale - 1), rel=1e-9, abs=1e-12)

@@ -51,3 +51,28 @@ def test_values_on_an_edge_are_refused_and_bad_arguments_say_what_is_allowed():
         decide(1, "<", 2, margin=0)
     with pytest.raises(Undecided, match="not finite"):
         decide(float("nan"), "<", 2, margin=0.1)
+
+
+@given(st.lists(finite, min_size=1, max_size=20), finite, st.floats(min_value=1e-6, max_value=1e3))
+def test_decide_all_is_decide_on_every_pair_up_to_the_first_false(values, bound, margin):
+    from explorer.report import decide_all
+
+    try:
+        answer = decide_all(values, "<", bound, margin=margin)
+    except Undecided:
+        # Some pair up to the first False lies within the margin.
+        first_false = next((i for i, v in enumerate(values) if not v < bound), len(values) - 1)
+        assert any(abs(v - bound) <= margin for v in values[:first_false + 1])
+        return
+    assert answer == all(v < bound for v in values)
+
+
+def test_perturbed_changes_every_entry_by_about_one_rounding_error_and_is_seeded():
+    import numpy as np
+
+    from explorer.report import perturbed
+
+    X = np.random.default_rng(0).standard_normal((50, 4))
+    copy = perturbed(X, 3)
+    assert np.array_equal(copy, perturbed(X, 3)) and not np.array_equal(copy, perturbed(X, 4))
+    assert 0 < np.max(np.abs(copy / X - 1)) < 1e-14

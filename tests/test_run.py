@@ -236,3 +236,43 @@ def test_history_repr_and_missing_column():
 def test_history_refuses_ragged_columns():
     with pytest.raises(ValueError, match="equal length"):
         History({"t": [1, 2], "loss": [0.5]})
+
+
+# -- learn_until_divergence and running_average ---------------------------------------------
+
+def test_learn_until_divergence_keeps_the_rows_before_the_divergence_and_removes_its_hooks():
+    from explorer.adagrad import OGD
+    from explorer.run import learn_until_divergence
+
+    X, y = np.full((5, 1), 1e100), np.ones(5)
+    recorder = Recorder(kinds=("step",))
+    learner = OGD(1, eta=1.0, loss="squared")
+    losses = learn_until_divergence(learner, X, y, hooks=recorder)
+    assert losses.tolist() == [1.0] + [np.inf] * 4
+    assert learner.t == 1  # where it stood before the failing row
+    replayed = OGD(1, eta=1.0, loss="squared")
+    replayed.learn_many(X[:1], y[:1])
+    assert np.array_equal(learner.beta, replayed.beta)
+    seen = len(recorder.events("step"))
+    learner.learn_many(np.ones((2, 1)), y[:2])
+    assert len(recorder.events("step")) == seen  # the hook was removed
+
+
+def test_learn_until_divergence_is_learn_many_when_nothing_diverges():
+    from explorer.adagrad import OGD
+    from explorer.run import learn_until_divergence
+
+    X = stream(30, 3)
+    y = np.sign(X[:, 0])
+    expected = OGD(3, eta=0.1, loss="squared").learn_many(X, y)
+    assert np.array_equal(learn_until_divergence(OGD(3, eta=0.1, loss="squared"), X, y), expected)
+
+
+@given(st.lists(st.floats(min_value=-1e6, max_value=1e6), min_size=1, max_size=50))
+def test_running_average_is_the_mean_of_each_prefix(values):
+    from explorer.run import running_average
+
+    averages = running_average(values)
+    assert averages.shape == (len(values),)
+    for t in range(1, len(values) + 1):
+        assert averages[t - 1] == pytest.approx(np.mean(values[:t]), rel=1e-9, abs=1e-6)
