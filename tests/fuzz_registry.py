@@ -117,7 +117,8 @@ EXEMPT = {
 
 # Readers of a state dict part, reached only from the load_state_dict of a @stateful class
 # (fuzzed by tests/test_fuzz_stateful.py) or of AdaFD (the torch entries).
-_STATE_PARTS = ("explorer.adagrad.proximal:", "explorer.adagrad.randomized:", "explorer.pca._base:read_")
+_STATE_PARTS = ("explorer.adagrad.proximal:", "explorer.adagrad.proximal.", "explorer.adagrad.randomized:",
+                "explorer.pca._base:read_")
 
 
 def COVERED_BY_STATEFUL_FUZZ(qualified: str) -> bool:  # noqa: N802 (a predicate the tests name as a rule)

@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
-import explorer.adagrad.learners as learners_module
+import explorer.adagrad.adagrad as adagrad_module
+import explorer.adagrad.linear as linear_module
 from explorer import Recorder
 from explorer.adagrad import LEARNERS, OGD, AdaGrad, Adam, RankShrinkEvent, make_learner
 from explorer.errors import Diverged
@@ -265,8 +266,8 @@ def test_no_event_is_built_without_a_listener(monkeypatch):
     def refuse(**fields):
         raise AssertionError("an event was built")
 
-    monkeypatch.setattr(learners_module, "StepRecord", refuse)
-    monkeypatch.setattr(learners_module, "RankShrinkEvent", refuse)
+    monkeypatch.setattr(linear_module, "StepRecord", refuse)
+    monkeypatch.setattr(adagrad_module, "RankShrinkEvent", refuse)
     X = decaying_spectrum(30, 8, seed=10)
     y, _ = linear_regression_targets(X, seed=11)
     for variant in VARIANTS:

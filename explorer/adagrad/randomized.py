@@ -46,8 +46,9 @@ from scipy.linalg.blas import dnrm2
 from .._validation import SCALES, check_choice, check_int, check_matrix_size
 from ..errors import Diverged
 from ..state import StateReader, copy_array, stateful, state_part
-from .learners import DEFAULT_ETA, LABELS, METHODS, AdaGrad, default_delta
+from .adagrad import AdaGrad
 from .proximal import ORTHONORMALITY_TOLERANCE, PREFIX
+from .settings import DEFAULT_ETA, LABELS, METHODS, default_delta
 
 __all__ = ["AdaLR", "RadaGrad", "FourierProjection", "LowRankProximal", "RandomizedQRProximal"]
 

@@ -14,40 +14,14 @@ with ``method="cmd"``), with ``g_t`` the mini-batch gradient of that tensor:
 Algorithm 2; the doubling trick for ``"ffd"``, Algorithm 4), or ``G_t`` exactly ("full") or
 its diagonal ("diag", ADA-DIAG: ``torch.optim.Adagrad``'s update with ``eps = delta``).
 
-- **Flattening.** A tensor is flattened in row-major order, ``W.reshape(-1)``: a 2-D
-  convolution's kernel (out channels x in channels x kh x kw) becomes one vector of
-  ``out * in * kh * kw`` entries, so one sketch sees the correlations between all of the
-  layer's filters; its bias is a second, separate vector. The sketch of a d-entry tensor
-  keeps tau x d numbers (ADA-FD) or d x 2 tau + (2 tau)^2 (ADA-FFD), never d x d.
-- **The same code.** The matrices are :mod:`explorer.adagrad.proximal`'s
-  (:func:`~explorer.adagrad.proximal.make_proximal`), driven in the linear learner's order:
-  ``checkpoint``, ``add(g)``, ``solve(g)``, ``compress`` (ADA-FFD's shrink after the update,
-  the paper's step 12). On a linear model this optimizer takes exactly AdaGrad's steps
-  (tests/test_torch_optim.py checks the equality).
-- **Precision.** The proximal code works in float64 (numpy, LAPACK). Each step copies the
-  gradient to a float64 array, computes ``beta - eta * H^{-1} g`` in float64 from the
-  parameter's value, and writes the result back in the parameter's dtype (float32 rounds
-  once, to nearest). The sketches stay float64 in the state.
-- **The paper's set-up** (section 5.4, after Krummenacher et al. 2016): ADA-FFD on the
-  convolutional layers, ADA-DIAG on the others, one step size. Param groups say it:
-  ``AdaFD([{"params": conv}, {"params": dense, "variant": "diag"}], lr=0.01)``
-  (``delta`` None gives each group the paper's: 1 for fd/ffd, 1e-8 for diag).
-
-A step is all or nothing. Before anything changes it checks every group's ``lr`` and
-``delta`` as they are now (a number in [1e-100, 1e100]; a one-element tensor, what torch's
-LR schedulers keep, counts as its number), that every tensor is in one group once and was
-added through the optimizer, and every gradient: a non-finite one, or a running
-``tr(G) = sum ||g||^2`` past :data:`explorer.sketch.MAX_SQUARED_MASS`, is refused with a
-``ValueError``. A step whose new parameters are not finite (``lr`` far too large) puts every
-sketch back and raises :class:`explorer.errors.Diverged`; any other exception raised while
-the sketches absorb the gradients (an interrupt, a memory error) puts them back too and
-propagates. A zero gradient changes nothing (as a round with ``l' = 0`` of the linear
-learners).
-
-``state_dict()`` holds plain tensors (float64, in the layout the proximal code keeps),
-numbers and strings, so ``torch.save`` / ``torch.load(weights_only=True)`` round-trip it
-and a resumed run is bit-identical to one that never stopped; ``load_state_dict`` checks
-every sketch as the linear learners' loads do (``read_state``) before storing anything.
+Each step computes ``beta - eta * H^{-1} g`` in float64 with :mod:`explorer.adagrad.proximal`'s
+matrices, in the linear learner's order (``checkpoint``, ``add(g)``, ``solve(g)``,
+``compress``), and writes it back in the parameter's dtype: on a linear model, exactly
+AdaGrad's steps. The paper's set-up (ADA-FFD on the convolutional layers, ADA-DIAG on the
+others): ``AdaFD([{"params": conv}, {"params": dense, "variant": "diag"}], lr=0.01)``. A step
+is all or nothing: a bad gradient, ``lr`` or ``delta`` is refused (``ValueError``) before
+anything changes, a non-finite new parameter puts every sketch back (``Diverged``).
+Flattening, precision, the checks and the state: docs/algorithms.md section 4.10.
 
 This module needs PyTorch, the optional extra: ``pip install 'sketch-explorer[torch]'``.
 
@@ -83,8 +57,8 @@ from .._validation import SCALES, check_choice, check_int, check_matrix_size, ch
 from ..errors import Diverged
 from ..sketch import MAX_SQUARED_MASS
 from ..state import StateReader, copy_array, state_part
-from .learners import VARIANTS, default_delta
 from .proximal import PREFIX, kept_shapes, make_proximal
+from .settings import VARIANTS, default_delta
 
 __all__ = ["AdaFD"]
 
