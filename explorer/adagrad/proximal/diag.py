@@ -13,7 +13,13 @@ __all__ = ["DiagonalProximal"]
 
 class DiagonalProximal:
     r"""ADA-DIAG: :math:`H = \delta I + \mathrm{diag}(G)^{1/2}`, i.e. per-coordinate
-    :math:`h_i = \delta + \sqrt{\sum_s g_{s,i}^2}`; O(d) per round."""
+    :math:`h_i = \delta + \sqrt{\sum_s g_{s,i}^2}`; O(d) per round.
+
+    >>> H = DiagonalProximal(2, delta=1.0)
+    >>> H.add(np.array([3.0, 4.0]))  # h = (1 + 3, 1 + 4)
+    >>> H.solve(np.array([4.0, 5.0])).tolist()
+    [1.0, 1.0]
+    """
 
     def __init__(self, d: int, delta: float):
         self.d, self.delta = d, delta

@@ -30,6 +30,12 @@ class FDProximal:
     a shrink the rows of ``S`` are orthogonal, so ``Sigma'`` and ``V`` are read off the row
     norms; otherwise (the first tau - 1 rounds) one SVD of the r x d rows. Either way one
     SVD per round, O(tau^2 d).
+
+    >>> H = FDProximal(3, tau=2, delta=1.0)
+    >>> [H.add(g) is not None for g in np.diag([1.0, 2.0, 3.0])]  # shrinks once full
+    [False, True, True]
+    >>> H.rank, H.eigenvalues().tolist()  # (4, 1) - 1 keeps 3; (9, 3) - 3 keeps 6
+    (1, [6.0])
     """
 
     def __init__(self, d: int, tau: int, delta: float):

@@ -44,6 +44,14 @@ class FFDProximal:
     rounds O(tau^2 d) for ``V U``: O(tau d) on average when tau <= sqrt(d) (the paper's
     assumption; beyond it the r^3 term dominates). With ``2 tau > d`` the rank stops at
     ``d``, nothing is ever shrunk, and ADA-FFD equals ADA-FULL (the paper's footnote 1).
+
+    >>> H = FFDProximal(5, tau=2, delta=1.0)
+    >>> for g in np.diag([1.0, 2.0, 3.0, 4.0]):
+    ...     H.add(np.append(g, 0.0)); shrink = H.compress()
+    >>> shrink.squared.tolist(), shrink.delta, H.rank  # r = 2 tau: minus lambda_tau
+    ([16.0, 9.0, 4.0, 1.0], 9.0, 1)
+    >>> H.eigenvalues().tolist()  # 16 - 9, in tau - 1 = 1 column
+    [7.0]
     """
 
     def __init__(self, d: int, tau: int, delta: float):

@@ -19,6 +19,11 @@ class FullProximal:
     :math:`H^{-1} v = U (\delta I + \Lambda^{1/2})^{-1} U^T v`. Eigenvalues below
     ``d * eps * lambda_max`` are rounding noise of a rank-deficient ``G`` and are set to 0
     (their square roots, ~1e-6, would otherwise perturb ``H``), as a pseudo-inverse does.
+
+    >>> H = FullProximal(2, delta=1.0)
+    >>> H.add(np.array([3.0, 4.0]))  # G = g g^T: g is an eigenvector, eigenvalue 25
+    >>> H.solve(np.array([3.0, 4.0])).round(3).tolist()  # g / (delta + 5)
+    [0.5, 0.667]
     """
 
     def __init__(self, d: int, delta: float):
