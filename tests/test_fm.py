@@ -470,13 +470,15 @@ def test_with_params_eta_continues_the_stream(make):
 
 
 def test_no_event_is_built_without_a_listener(monkeypatch):
-    import explorer.fm.learners as learners
+    import explorer.fm.convex as convex
+    import explorer.fm.sftrl as sftrl
     import explorer.sketch as sketch
 
     def refuse(*args, **kwargs):
         raise AssertionError("an event was built with no hook attached")
 
-    monkeypatch.setattr(learners, "StepRecord", refuse)
+    for module in (convex, sftrl):  # the modules whose rounds build a StepRecord
+        monkeypatch.setattr(module, "StepRecord", refuse)
     monkeypatch.setattr(sketch, "ShrinkEvent", refuse)
     data = synthetic_ratings(200, n_users=20, n_items=15, seed=1)
     for fm in (SketchedFTRL(35, m=2), FTRLFM(35)):

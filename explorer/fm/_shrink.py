@@ -16,6 +16,8 @@ import numpy as np
 from ..sketch import ShrinkRecord, gram_shrink, power_of_two_scale, svd_shrink
 from ..state import StateReader
 
+__all__ = ["PartMemo", "sparse_shrink", "GRAM_TOLERANCE", "GRAM_FLOOR"]
+
 GRAM_TOLERANCE = 1e-8
 """How far a loaded memo's ``diag(gram_diag)`` may be from the kept rows' ``C C^T``, relative
 to their largest entry (runs give at most ~3e-15: 500 random streams, scales 1e-100..1e60,

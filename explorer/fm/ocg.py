@@ -50,7 +50,7 @@ import scipy.linalg
 from .._validation import check_int, check_scale
 from ..hooks import StepRecord
 from ..state import StateReader, copy_array, generator_json, stateful
-from .learners import MAX_THETA_ENTRY, ConvexFM, RoundFailed
+from .convex import MAX_THETA_ENTRY, ConvexFM, RoundFailed
 
 __all__ = ["OCGFM", "leading_eigenpair", "OCG_DEFAULT_ETA", "OCG_DEFAULT_TAU", "OCG_MAX_SIDE",
            "OCG_MAX_ITERATIONS", "OCG_MAX_POWER_WORK"]

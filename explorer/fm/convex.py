@@ -1,0 +1,300 @@
+"""The compact convex FM's online game and its shared round: :class:`ConvexFM`.
+
+Luo et al. (KDD 2018, sections 2.3-3.2; docs/algorithms.md section 6). At round t the
+learner holds ``Theta_t``, receives ``a_t``, predicts ``z_t = a_hat_t^T Theta_t a_hat_t``
+(``a_hat = [a; 1]``), suffers ``phi(z_t)`` and gets the rank-one, sign-indefinite gradient
+``q_t a_hat_t a_hat_t^T`` with ``q_t = phi'(z_t)``. The learners differ only in what they keep
+of those gradients: :class:`~explorer.fm.SketchedFTRL` (:mod:`.sftrl`),
+:class:`~explorer.fm.FTRLFM` (:mod:`.ftrl`), :class:`~explorer.fm.OGDFM` (:mod:`.ogd`) and
+:class:`~explorer.fm.OCGFM` (:mod:`.ocg`); each writes ``_z`` (the prediction) and
+``_update`` (the step), and :meth:`ConvexFM._round` plays the round.
+
+Losses: ``"squared"`` is the ratings loss ``(z - b)^2 / 2`` of docs/algorithms.md section 6,
+derivative ``z - b``. :mod:`explorer.losses` defines ``"squared"`` as ``(z - y)^2``
+(derivative ``2(z - y)``, the RFD-SON convention), so these learners use exactly half
+of it. ``"logistic"`` is ``log(1 + exp(-b z))`` for ``b`` in {-1, +1}, as in losses.py.
+The authors' MATLAB code (github.com/bmdy/SFTRL) uses ``2(z - b)`` with ``eta = 0.01``;
+our default ``eta = 0.02`` with ``z - b`` is the same update.
+
+All or nothing. Inputs are validated before anything changes (rows real and
+finite with ``||a_hat||^2 <= 1e300``, labels finite with ``|b| <= 1e150``, ±1 for
+"logistic": :mod:`.compact`). A round whose numbers leave the finite range -- a prediction
+``|z| > 1e150`` (:data:`MAX_PREDICTION`), an entry of ``Theta`` past 1e300
+(:data:`MAX_THETA_ENTRY`), a sketch row past Frequent Directions' mass limit, or a failed
+shrink -- raises :class:`~explorer.errors.Diverged` (a ``ValueError``) naming the row, with
+the learner as it was before the call: ``learn`` changes nothing before its round is known
+to be finite, and ``progressive`` undoes the rounds it had already played.
+
+A round returns its record: ``step(x, y)`` is the :class:`~explorer.hooks.StepRecord` of
+the round (``prediction`` ``z_t``, ``gradient_scale`` ``q_t``, S-FTRL's ``shrink``, ``rank``
+and ``part_ranks``), ``learn(x, y)`` its loss, and hooks receive the same record.
+``progressive`` runs a whole stream and returns its per-round numbers as a
+:class:`~explorer.run.History` with the same column names. ``eta`` is the one hot
+hyper-parameter (:class:`~explorer.params.Tunable`): ``with_params(eta=...)`` continues the
+stream with another step (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Iterator
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse
+
+from .._validation import check_float, check_int
+from ..errors import Diverged
+from ..hooks import Observable, StepRecord
+from ..losses import check_label, get_loss
+from ..params import Tunable
+from ..run import History
+from ..state import StateReader, all_or_nothing
+from .compact import MAX_LABEL, as_fm_row, as_fm_rows, check_labels
+
+__all__ = ["ConvexFM", "RoundFailed", "LOSS_NAMES", "FTRL_DEFAULT_ETA", "MAX_PREDICTION",
+           "MAX_THETA_ENTRY"]
+
+_ddot = scipy.linalg.blas.ddot  # ||a_hat||^2 in a round: BLAS directly, less overhead than numpy
+
+LOSS_NAMES = ("squared", "logistic")
+"""The two losses of the paper's experiments: ratings and binary labels."""
+
+FTRL_DEFAULT_ETA = {"squared": 0.02, "logistic": 0.25}
+"""FTRL / S-FTRL step: the authors' settings (test.m: 0.01 on ``2(z-b)``; test_bc.m: 0.25)."""
+
+MAX_PREDICTION = 1e150
+"""A prediction ``|z|`` above this means the learner diverged: with labels within
+:data:`~explorer.fm.compact.MAX_LABEL` the loss and its derivative stay finite below it."""
+
+MAX_THETA_ENTRY = 1e300
+"""FTRL's and OGD's ``Theta`` keep every entry within this (a round that would push one past
+it diverged), so ``Theta`` is always finite. S-FTRL's sketch has Frequent Directions' own
+limit on ``||B+||_F^2`` and ``||B-||_F^2`` (:data:`~explorer.sketch.MAX_SQUARED_MASS`)."""
+
+
+class RoundFailed(Exception):
+    """Raised inside a round, before it stored anything; ``learn``, ``step`` and
+    ``progressive`` turn it into :class:`~explorer.errors.Diverged` with the row's number."""
+
+
+def _check_loss(loss) -> str:
+    if loss not in LOSS_NAMES:
+        raise ValueError(f"loss must be one of {', '.join(map(repr, LOSS_NAMES))}, got {loss!r}")
+    return loss
+
+
+class ConvexFM(Observable, Tunable):
+    """The round every compact convex FM learner plays (Luo et al., KDD 2018, section 3):
+    predict ``z_t = a_hat_t^T Theta_t a_hat_t`` (``_z``), suffer ``phi(z_t)``, and add the
+    gradient ``q_t a_hat_t a_hat_t^T``, ``q_t = phi'(z_t)`` (``_update``, the learner's rule):
+    :meth:`_round`.
+
+    Shared protocol: validation, the loss with its factor, predict / learn / step /
+    progressive, events, ``with_params(eta=...)``, and the all-or-nothing guarantees
+    (``RoundFailed`` inside a round, ``_transaction`` around a call of :meth:`progressive`)."""
+
+    HOT = ("eta",)
+    _default_eta = FTRL_DEFAULT_ETA
+
+    def __init__(self, d: int, *, eta: float | None, loss: str):
+        super().__init__()
+        self.d = check_int("d", d, minimum=1)
+        self.loss = _check_loss(loss)
+        self._eta = check_float("eta", self._default_eta[self.loss] if eta is None else eta,
+                                minimum=0.0, strict_minimum=True)
+        self._loss = get_loss(self.loss)
+        # losses.py's squared loss is (z - y)^2; the FM ratings loss is half of it.
+        self._factor = 0.5 if self.loss == "squared" else 1.0
+        self.t = 0
+
+    @property
+    def eta(self) -> float:
+        """The step size, a finite number > 0; fixed for this object:
+        ``with_params(eta=...)`` continues the stream with another one."""
+        return self._eta
+
+    # -- the protocol -------------------------------------------------------------------
+    def predict(self, x) -> float:
+        """``z = a_hat^T Theta a_hat`` for a dense or sparse row (the log-odds for "logistic")."""
+        idx, val = self._augment(*as_fm_row(x, self.d))
+        return self._prediction(idx, val, _ddot(val, val))
+
+    def learn(self, x, y) -> float:
+        """Suffer the loss of the current ``Theta`` on ``(x, y)``, then update; return that loss.
+
+        ``x``: a dense vector of length d, an ``(indices, values)`` pair or a scipy.sparse
+        row (see :func:`explorer.fm.as_fm_row`); ``y``: a finite number (-1 or +1 for the
+        logistic loss). A bad input raises ``ValueError`` and changes nothing; so does a
+        round that diverges (:class:`~explorer.errors.Diverged`: lower eta; numpy may first
+        warn about the overflow, which :meth:`progressive` silences for its whole loop).
+        """
+        return self._checked_round(x, y)[1]
+
+    def step(self, x, y) -> StepRecord:
+        """The round :meth:`learn` plays, returned as its :class:`~explorer.hooks.StepRecord`
+        (``step(x, y).loss == learn(x, y)``, same state after): ``prediction`` ``z_t``,
+        ``gradient_scale`` ``q_t = phi'(z_t)`` (the gradient is ``q_t a_hat a_hat^T``), and
+        for S-FTRL the ``shrink`` this round caused (a
+        :class:`~explorer.sketch.ShrinkRecord`, else None), ``rank`` and ``part_ranks``
+        (occupied rows of ``B+`` and ``B-``). Hooks receive this same record."""
+        z, loss, q, shrink, record = self._checked_round(x, y)
+        return record if record is not None else self._record(z, loss, q, shrink)
+
+    def progressive(self, X, y) -> History:
+        """Play the stream ``(X, y)``: predict each row, then learn it; the per-round
+        numbers as a :class:`~explorer.run.History` with one row per round, columns named
+        as :class:`~explorer.hooks.StepRecord`'s fields: ``t`` (this learner's round),
+        ``prediction`` ``z_t``, ``loss``, ``gradient_scale`` ``q_t``, and ``seconds``, the
+        wall time of the learning loop from its start to the end of that round (so
+        ``["seconds"][-1]`` is the whole loop's).
+
+        ``X``: a dense array (n x d) or any scipy.sparse matrix (n x d; converted to CSR
+        once, never densified); ``y``: n labels. All or nothing: everything is validated
+        before the first round (a bad row or label raises ``ValueError`` naming it), and if
+        a round then diverges (:class:`~explorer.errors.Diverged`, naming the row: lower
+        eta) the learner is put back as it was before the call (S-FTRL: one snapshot of its
+        O(md) state per call; FTRL and OGD: the entries of ``Theta`` each round overwrote).
+        The rows are fed without re-validation and no record is built unless a hook
+        listens (the fast path of the notebooks, the dashboard and the benchmarks).
+        """
+        kind, X = as_fm_rows(X, self.d)
+        n = X.shape[0]
+        labels = check_labels(y, n, self.loss)
+        predictions, losses, scales, clock = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+        play = self._round
+        if kind == "csr":
+            # a_hat for every row at once: the bias column d appended to each row's entries.
+            X = scipy.sparse.hstack([X, scipy.sparse.csr_array(np.ones((n, 1)))], format="csr")
+            indptr, indices, data = X.indptr.tolist(), X.indices.astype(np.intp), X.data
+        else:
+            X = np.hstack([X, np.ones((n, 1))])
+        t0, t = self.t, 0
+        try:
+            # A non-finite number is refused by the round, not warned about.
+            with np.errstate(all="ignore"), self._transaction():
+                now = time.perf_counter
+                start = now()
+                if kind == "csr":
+                    for t in range(n):
+                        lo, hi = indptr[t], indptr[t + 1]
+                        predictions[t], losses[t], scales[t], _, _ = play(
+                            indices[lo:hi], data[lo:hi], labels[t], True)
+                        clock[t] = now()
+                else:
+                    for t in range(n):
+                        predictions[t], losses[t], scales[t], _, _ = play(None, X[t], labels[t], True)
+                        clock[t] = now()
+        except RoundFailed as failure:
+            raise self._diverged(failure, row=t) from None
+        return History({"t": np.arange(t0 + 1, t0 + n + 1), "prediction": predictions, "loss": losses,
+                        "gradient_scale": scales, "seconds": clock - start})
+
+    def _checked_round(self, x, y) -> tuple:
+        """One round on a row and label checked here: ``_round``'s tuple, or ``Diverged``."""
+        idx, val = as_fm_row(x, self.d)
+        y = check_label(y, self.loss, bound=MAX_LABEL)
+        try:
+            return self._round(*self._augment(idx, val), y, quiet=False)
+        except (RoundFailed, FloatingPointError) as failure:
+            raise self._diverged(failure, row=0) from None
+
+    def _diverged(self, failure: Exception, row: int) -> Diverged:
+        """The error for a round that failed at ``row`` of a call (the state is as before it):
+        ``failure`` is a ``RoundFailed``, or numpy's ``FloatingPointError`` under
+        ``np.seterr(all="raise")``, which a round raises only before it stores anything."""
+        t = self.t + row + 1
+        return Diverged(f"{type(self).__name__}: row {row} of this call (round {t}): {failure}; "
+                        "nothing was updated", row=row, t=t)
+
+    def _augment(self, idx, val):
+        """``a_hat = [a; 1]`` as ``(indices, values)`` (``indices`` None for a dense row)."""
+        n = val.shape[0]
+        val_hat = np.empty(n + 1)
+        val_hat[:n] = val
+        val_hat[n] = 1.0
+        if idx is None:
+            return None, val_hat
+        idx_hat = np.empty(n + 1, dtype=np.intp)
+        idx_hat[:n] = idx
+        idx_hat[n] = self.d
+        return idx_hat, val_hat
+
+    def _round(self, idx, val, y: float, quiet: bool) -> tuple:
+        """One round on a validated ``a_hat`` (bias entry included); returns what it computed,
+        ``(z, loss, q, shrink, record)``: ``record`` is the :class:`StepRecord` sent to
+        hooks, built only when some hook listens (else None: :meth:`step` builds it).
+        ``quiet``: numpy's warnings are silenced already (:meth:`progressive`'s loop).
+
+        All or nothing: raises ``RoundFailed`` having stored nothing. ``|z| <= 1e150``
+        and ``|y| <= 1e150`` keep the loss and ``q`` finite; ``_update`` checks its own
+        numbers before it stores them, and the round is counted once it has.
+        """
+        squared_norm = _ddot(val, val)  # ||a_hat||^2: finite, at most 1e300 (checked input)
+        z = self._z(idx, val) if quiet else self._prediction(idx, val, squared_norm)
+        if not abs(z) <= MAX_PREDICTION:  # also NaN
+            raise RoundFailed(f"the prediction z = {z:.3g} is not within +-{MAX_PREDICTION:.0e}: "
+                               f"the learner diverged; lower eta (now {self.eta:g})")
+        loss = self._factor * float(self._loss.value(z, y))
+        q = self._factor * float(self._loss.derivative(z, y))
+        shrink = self._update(idx, val, q, squared_norm)
+        self.t += 1
+        record = None
+        if self._hooks:
+            record = self._record(z, loss, q, shrink)
+            self._emit(record)
+        return z, loss, q, shrink, record
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """Around a call of :meth:`progressive`: if it raises, the learner is put back as it
+        was (:func:`~explorer.state.all_or_nothing`: one snapshot of the state per call)."""
+        with all_or_nothing(self):
+            yield
+
+    def _record(self, z: float, loss: float, q: float, shrink) -> StepRecord:
+        """The record of the round just played (``t`` counts it already)."""
+        return StepRecord(t=self.t, loss=loss, prediction=z, gradient_scale=q, shrink=shrink)
+
+    def _prediction(self, idx, val, squared_norm: float) -> float:
+        """``z = a_hat^T Theta a_hat``, without numpy's overflow warning: computed as is when
+        ``_z_bound`` shows that no number on the way can overflow (every ordinary round),
+        else with the warning silenced (the caller refuses a non-finite z)."""
+        if self._z_bound(val, squared_norm) <= 1e300:  # far below the largest float, 1.8e308
+            return self._z(idx, val)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._z(idx, val)
+
+    def _z_bound(self, val, squared_norm: float) -> float:
+        """An upper bound on every number the computation of ``_z`` passes through."""
+        raise NotImplementedError
+
+    def _z(self, idx, val) -> float:
+        raise NotImplementedError
+
+    def _update(self, idx, val, q: float, squared_norm: float):
+        """Add round ``t + 1``'s gradient ``q a_hat a_hat^T`` (``squared_norm`` =
+        ``||a_hat||^2``) and return the sketch's :class:`~explorer.sketch.ShrinkRecord` if
+        it shrank, else None; raise ``RoundFailed`` (having stored nothing) if its numbers
+        would leave the finite range."""
+        raise NotImplementedError
+
+    def theta(self) -> np.ndarray:
+        """The current ``Theta`` as a (d+1) x (d+1) array (O(d^2) memory: for inspection)."""
+        raise NotImplementedError
+
+    def _base_state(self) -> dict:
+        return {"kind": type(self).__name__, "d": self.d, "eta": self.eta, "loss": self.loss,
+                "t": self.t}
+
+    @staticmethod
+    def _read_settings(reader: StateReader) -> dict:
+        """The constructor's keyword arguments eta and loss, as a state stores them, checked."""
+        return {"eta": reader.number("eta", minimum=0.0, strict_minimum=True),
+                "loss": reader.text("loss", LOSS_NAMES)}
+
+    def _check_settings(self, reader: StateReader) -> None:
+        """An in-place load keeps the settings: the state's must be this learner's own."""
+        for key in ("d", "eta", "loss"):
+            reader.same(key, getattr(self, key))
