@@ -43,7 +43,7 @@ import _common as C  # noqa: E402  (also makes `explorer` importable)
 import numpy as np  # noqa: E402
 import scipy.linalg  # noqa: E402
 
-import explorer.sketch as sketch_module  # noqa: E402
+import explorer.sketch.shrink as sketch_module  # noqa: E402
 from explorer import FrequentDirections, RobustFrequentDirections  # noqa: E402
 
 GRID_D = (100, 1000, 5000)

@@ -199,15 +199,15 @@ def test_a_chunk_with_nan_or_inf_is_named_by_its_rows():
 
 
 def test_a_chunk_never_calls_lapack_on_non_finite_rows(monkeypatch):
-    import explorer.sketch
+    import explorer.sketch.shrink
 
-    svd, fed_non_finite = explorer.sketch.scipy.linalg.svd, []
+    svd, fed_non_finite = explorer.sketch.shrink.scipy.linalg.svd, []
 
     def watched_svd(B, *args, **kwargs):  # other chunks' tasks may still be shrinking finite rows
         fed_non_finite.append(not np.isfinite(B).all())
         return svd(B, *args, **kwargs)
 
-    monkeypatch.setattr(explorer.sketch.scipy.linalg, "svd", watched_svd)
+    monkeypatch.setattr(explorer.sketch.shrink.scipy.linalg, "svd", watched_svd)
     A = rows(300, 4, seed=10)  # buffers at least as tall as wide (d <= 2m) shrink through the SVD
     sketch_array(A, 3, chunk_rows=100, split_every=2)
     assert fed_non_finite  # the watch sees the shrinks

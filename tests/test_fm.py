@@ -472,7 +472,7 @@ def test_with_params_eta_continues_the_stream(make):
 def test_no_event_is_built_without_a_listener(monkeypatch):
     import explorer.fm.convex as convex
     import explorer.fm.sftrl as sftrl
-    import explorer.sketch as sketch
+    import explorer.sketch.fd as sketch
 
     def refuse(*args, **kwargs):
         raise AssertionError("an event was built with no hook attached")

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import explorer.sketch
+import explorer.sketch.fd
+import explorer.sketch.shrink
 from explorer import (
     FrequentDirections,
     GeneralizedFrequentDirections,
@@ -174,7 +175,7 @@ def test_rows_past_the_kept_ones_are_exactly_zero(fast):
 @pytest.mark.parametrize("shape", [(6, 30), (30, 6), (5, 5)])
 def test_svd_helper_gives_the_factors_of_wide_and_tall_buffers(shape):
     B = np.random.default_rng(0).standard_normal(shape)
-    sigma, Vt = explorer.sketch._svd(B)
+    sigma, Vt = explorer.sketch.shrink._svd(B)
     np.testing.assert_allclose(sigma, np.linalg.svd(B, compute_uv=False))
     np.testing.assert_allclose((Vt.T * sigma**2) @ Vt, B.T @ B, atol=1e-12)
     np.testing.assert_allclose(Vt @ Vt.T, np.eye(min(shape)), atol=1e-12)
@@ -222,7 +223,7 @@ def test_no_event_is_built_without_a_listener(monkeypatch):
     def refuse(**fields):
         raise AssertionError("an event was built")
 
-    monkeypatch.setattr(explorer.sketch, "ShrinkEvent", refuse)
+    monkeypatch.setattr(explorer.sketch.fd, "ShrinkEvent", refuse)
     X = np.random.default_rng(4).standard_normal((10, 5))
     FrequentDirections(5, 2).extend(X)
     GeneralizedFrequentDirections(5, 2).extend(X, -1.0)

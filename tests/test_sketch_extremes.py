@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import explorer.sketch as sketch_module
+import explorer.sketch.shrink as sketch_module
 from explorer import (
     FrequentDirections, GeneralizedFrequentDirections, RandomProjectionSketch, RobustFrequentDirections,
 )

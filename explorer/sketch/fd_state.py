@@ -1,0 +1,116 @@
+"""Saving, restoring and undoing a Frequent Directions sketch (docs/algorithms.md section 1).
+
+:class:`FrequentDirectionsState` is the mixin that gives
+:class:`~explorer.sketch.FrequentDirections` (and Robust FD) its ``state_dict``,
+``from_state_dict``, the in-place ``load_state_dict`` that checks everything before it
+stores anything, and ``undo_point``, which a learner uses to undo a refused round.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .._validation import MAX_SQUARED_MASS
+from ..state import StateReader, copy_array
+from .shrink import mass_bounds
+
+__all__ = ["FrequentDirectionsState"]
+
+
+class FrequentDirectionsState:
+    """Mixin of :class:`~explorer.sketch.FrequentDirections`: its state dict and undo.
+
+    The state holds the settings (``d``, ``m``, ``fast`` and a subclass's
+    :meth:`_extra_state`), the buffer, ``filled``, ``n_seen``, ``n_shrinks``,
+    ``delta_total`` and ``frobenius_squared``.
+    """
+
+    def undo_point(self) -> Callable[[], None]:
+        """A function that puts the sketch back as it is now, whatever one ``insert``
+        does to it: a learner's refused round is undone with it. A row that does not fill
+        the buffer only takes the next free row, so three numbers undo it (the cheap common
+        case); a row that fills it (a shrink) needs a copy of the whole state.
+
+        >>> from explorer.sketch import FrequentDirections
+        >>> sk = FrequentDirections(d=2, m=2)
+        >>> undo = sk.undo_point()
+        >>> _ = sk.insert(np.array([1.0, 2.0]))
+        >>> undo(); sk.n_seen, sk.rank, sk.frobenius_squared
+        (0, 0, 0.0)
+        """
+        if self._filled == self.capacity - 1:
+            state = self.state_dict()
+            return lambda: self.load_state_dict(state)
+        filled, n_seen, mass = self._filled, self.n_seen, self._frobenius_squared
+
+        def undo_row() -> None:
+            self._buffer[filled:] = 0.0
+            self._filled, self.n_seen, self._frobenius_squared = filled, n_seen, mass
+        return undo_row
+
+    def state_dict(self) -> dict:
+        """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
+        return {"kind": type(self).__name__, "d": self.d, "m": self.m, "fast": self.fast,
+                "buffer": copy_array(self._buffer), "filled": self._filled, "n_seen": self.n_seen,
+                "n_shrinks": self.n_shrinks, "delta_total": self.delta_total,
+                "frobenius_squared": self._frobenius_squared, **self._extra_state()}
+
+    def _extra_state(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_state_dict(cls, state: dict) -> "FrequentDirectionsState":
+        """The sketch ``state`` describes; its ``buffer`` must have the shape ``d``, ``m``
+        and ``fast`` give, checked before the sketch's own buffer is allocated (so a state
+        claiming ``d = m = 10**6`` is a ``ValueError``, not a ``MemoryError``)."""
+        reader = StateReader(state, cls)
+        d, m, fast = reader.count("d", minimum=1), reader.count("m", minimum=2), reader.flag("fast")
+        reader.check_shape("buffer", (2 * m if fast else m, d), f"d = {d}, m = {m}, fast = {fast}")
+        sk = cls(d, m, fast=fast, **cls._extra_arguments(reader))
+        sk.load_state_dict(state)
+        return sk
+
+    @classmethod
+    def _extra_arguments(cls, reader: StateReader) -> dict:
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Become the sketch ``state`` describes, in place (same d, m, fast; a learner's
+        sketch keeps its identity and hooks). Everything is checked before anything is
+        stored: a state no run could have written (wrong shape, NaN, a negative counter,
+        rows past ``filled``, a total below what ``B`` holds) is refused with a
+        ``ValueError`` naming the key, and the sketch stays as it was."""
+        reader = StateReader(state, type(self))
+        for key, value in self._settings().items():
+            reader.same(key, value)
+        buffer = reader.array("buffer", self._buffer.shape)
+        filled = reader.count("filled", maximum=self.capacity - 1)
+        if buffer[filled:].any():
+            raise reader.refuse("buffer", f"zero after its first {filled} rows ('filled')", "non-zero rows")
+        n_seen = reader.count("n_seen", minimum=filled)
+        n_shrinks = reader.count("n_shrinks")
+        delta_total = reader.number("delta_total", minimum=0.0)
+        if delta_total > 0 and n_shrinks == 0:
+            raise reader.refuse("delta_total", "0 before the first shrink (n_shrinks = 0)", delta_total)
+        with np.errstate(over="ignore"):  # a tampered huge buffer gives inf: refused below
+            held = float(np.sum(buffer ** 2)) if filled else 0.0
+        if not held + delta_total <= MAX_SQUARED_MASS:
+            raise reader.refuse("buffer", f"of total squared norm at most {MAX_SQUARED_MASS:.0e}", held)
+        low, high = mass_bounds(held, delta_total, self.m, min(self.capacity, self.d), n_shrinks * self.capacity * self.d)
+        # A state saved before the total was kept: ||B||_F^2 + m Delta (less its rounding
+        # slack) is a lower bound of it. Bytes of the format always have it (check_members).
+        total = (reader.number("frobenius_squared", minimum=0.0, maximum=MAX_SQUARED_MASS)
+                 if reader.has("frobenius_squared") else max(held + delta_total, low))
+        if not low <= total <= high:
+            raise reader.refuse("frobenius_squared", f"within [{low:.6g}, {high:.6g}]: ||B||_F^2 + m delta_total "
+                                f"<= ||A||_F^2 <= ||B||_F^2 + min(capacity, d) delta_total (each shrink removes "
+                                f"between m and min(capacity, d) times its delta; none: exactly ||B||_F^2)", total)
+        self._buffer[:] = buffer
+        self._filled, self.n_seen, self.n_shrinks = filled, n_seen, n_shrinks
+        self.delta_total, self._frobenius_squared = delta_total, total
+
+    def _settings(self) -> dict:
+        """The constructor's arguments as a state dict stores them."""
+        return {"d": self.d, "m": self.m, "fast": self.fast}
