@@ -18,7 +18,7 @@ from .adagrad import OGD, AdaGrad, Adam, AdaLR, RadaGrad
 from .fm import FTRLFM, OCGFM, OGDFM, SketchedFTRL
 from .hooks import Recorder
 from .merging import merge
-from .newton import SketchedOnlineNewton
+from .newton import FDSON, RFDSON, RPSON, FullON, OjaSON, SketchedOnlineNewton
 from .pca import (
     AdaptiveBestSubset,
     FollowTheLeaderPCA,
@@ -48,6 +48,11 @@ __all__ = [
     "OjaSketch",
     "merge",
     "SketchedOnlineNewton",
+    "RFDSON",
+    "FDSON",
+    "RPSON",
+    "OjaSON",
+    "FullON",
     "AdaGrad",
     "OGD",
     "Adam",

@@ -118,6 +118,7 @@ EXEMPT = {
 # Readers of a state dict part, reached only from the load_state_dict of a @stateful class
 # (fuzzed by tests/test_fuzz_stateful.py) or of AdaFD (the torch entries).
 _STATE_PARTS = ("explorer.adagrad.proximal:", "explorer.adagrad.proximal.", "explorer.adagrad.randomized:",
+                "explorer.newton.curvature:",
                 "explorer.pca._base:read_")
 
 

@@ -22,7 +22,7 @@ from explorer import (
     RobustFrequentDirections, SketchedFTRL, SketchedOnlineNewton, VarianceMinSimplex,
     VarianceMinSphere,
 )
-from explorer import OCGFM, AdaLR, RadaGrad
+from explorer import FDSON, OCGFM, RFDSON, RPSON, AdaLR, FullON, OjaSON, RadaGrad
 from explorer.fm import progressive
 from explorer.oja import OjaSketch
 
@@ -64,6 +64,11 @@ FEEDS = {
                                lambda o, rng, n: o.extend(rows(rng, n))),
     "OjaSketch": (lambda: OjaSketch(D, 3, seed=1), lambda o, rng, n: o.extend(rows(rng, n))),
     "SketchedOnlineNewton": (lambda: SketchedOnlineNewton(D, m=3, alpha0=1.0, eta=0.5), _learn_each),
+    "RFDSON": (lambda: RFDSON(D, m=3, alpha0=1.0, eta=0.5), _learn_each),
+    "FDSON": (lambda: FDSON(D, m=3, alpha0=1.0, eta=0.5), _learn_each),
+    "RPSON": (lambda: RPSON(D, m=3, alpha0=1.0, eta=0.5, seed=1), _learn_each),
+    "OjaSON": (lambda: OjaSON(D, m=3, alpha0=1.0, eta=0.5, seed=1), _learn_each),
+    "FullON": (lambda: FullON(D, alpha0=1.0, eta=0.5), _learn_each),
     "AdaGrad": (lambda: AdaGrad(D, variant="ffd", tau=2), _learn_each),
     "OGD": (lambda: OGD(D, eta=0.1), _learn_each),
     "Adam": (lambda: Adam(D, eta=0.1), _learn_each),
@@ -86,7 +91,8 @@ FEEDS = {
 }
 
 _SKETCHES = ("FrequentDirections", "RobustFrequentDirections", "RandomProjectionSketch", "OjaSketch")
-_LEARNERS = ("SketchedOnlineNewton", "AdaGrad", "OGD", "Adam", "SketchedFTRL", "FTRLFM", "OGDFM",
+_NEWTON = ("SketchedOnlineNewton", "RFDSON", "FDSON", "RPSON", "OjaSON", "FullON")
+_LEARNERS = (*_NEWTON, "AdaGrad", "OGD", "Adam", "SketchedFTRL", "FTRLFM", "OGDFM",
              "OCGFM", "AdaLR", "RadaGrad")
 
 ROUNDS = {
@@ -103,7 +109,7 @@ ROUNDS = {
 BATCHES = {
     **{name: (lambda o, X, y: o.extend(X)) for name in _SKETCHES},
     "GeneralizedFrequentDirections": lambda o, X, y: o.extend(X, y),
-    **{name: (lambda o, X, y: o.learn_many(X, y)) for name in ("SketchedOnlineNewton", "AdaGrad", "OGD", "Adam",
+    **{name: (lambda o, X, y: o.learn_many(X, y)) for name in (*_NEWTON, "AdaGrad", "OGD", "Adam",
                                                                       "AdaLR", "RadaGrad")},
     **{name: (lambda o, X, y: progressive(o, X, y)) for name in ("SketchedFTRL", "FTRLFM", "OGDFM", "OCGFM")},
 }

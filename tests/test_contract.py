@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from explorer import FTRLFM, OGD, OGDFM, AdaGrad, Adam, SketchedFTRL, SketchedOnlineNewton
-from explorer import OCGFM, AdaLR, RadaGrad
+from explorer import FDSON, OCGFM, RFDSON, RPSON, AdaLR, FullON, OjaSON, RadaGrad
 from explorer.errors import Diverged
 from explorer.hooks import StepRecord
 from explorer.params import Tunable
@@ -166,6 +166,11 @@ def test_no_learner_raises_a_bare_floating_point_error():
 
 DIVERGING = {  # each learner with its largest step size, fed rows of norm ~1e100
     "SketchedOnlineNewton": lambda: SketchedOnlineNewton(D, m=3, alpha0=1e-100, eta=1e100, loss="squared"),
+    "RFDSON": lambda: RFDSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared"),
+    "FDSON": lambda: FDSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared"),
+    "RPSON": lambda: RPSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared", seed=1),
+    "OjaSON": lambda: OjaSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared", seed=1),
+    "FullON": lambda: FullON(D, alpha0=1e-100, eta=1e100, loss="squared"),
     "AdaGrad": lambda: AdaGrad(D, variant="ffd", tau=2, eta=1e100, loss="squared"),
     "OGD": lambda: OGD(D, eta=1e100, loss="squared"),
     "Adam": lambda: Adam(D, eta=1e100, loss="squared"),

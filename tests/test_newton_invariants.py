@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from explorer.errors import Diverged
 from explorer.newton import SKETCHES, SketchedOnlineNewton, default_mu
-from explorer.son_defaults import unsketched_alpha0
+from explorer.newton.defaults import unsketched_alpha0
 from state_checks import assert_same_state, snapshot
 
 pytestmark = pytest.mark.timeout(300)

@@ -30,18 +30,30 @@ References
   1e-10 ... 1e10 there).
 - Luo, Agarwal, Cesa-Bianchi, Langford (2016), *Efficient second order online learning by
   sketching*: FD-SON, RP-SON and Oja-SON with a fixed ``alpha_0 > 0``.
+
+The mixin :class:`AutoDefaults` applies these rules to the learner.
 """
 
 from __future__ import annotations
 
-import numpy as np
+import math
+from typing import Callable
 
-from ._validation import SCALES, check_scale
-from .state import StateReader
+import numpy as np
+from scipy.linalg.blas import ddot as _ddot
+
+from .._validation import SCALES, check_scale
+from ..sketch import MAX_SQUARED_MASS
+from ..state import StateReader
+from .curvature import Refused, check_row
 
 __all__ = ["AUTO", "AUTO_SLAB", "AUTO_NAMES", "PLACEHOLDERS", "MAX_CURVATURE", "UNSKETCHED_SAFETY",
            "FIXED_SHIFT_SKETCHES", "SCALE_AGREEMENT", "default_mu", "auto_settings", "unsketched_alpha0",
-           "scales_agree", "given_setting", "auto_names"]
+           "scales_agree", "given_setting", "auto_names", "ETA_SCHEDULES", "SUPPORTED_LOSSES", "AutoDefaults"]
+
+ETA_SCHEDULES = ("constant", "inverse_t")
+#: The losses the online Newton step is defined for: exp-concave on the slab (section 3.4).
+SUPPORTED_LOSSES = ("squared", "logistic")
 
 #: The default of ``alpha0``, ``eta`` and ``C``: resolved from the data.
 AUTO = "auto"
@@ -169,3 +181,139 @@ def auto_names(reader: StateReader, key: str) -> tuple[str, ...]:
     if not set(names) <= set(AUTO_NAMES) or len(set(names)) < len(names):
         raise reader.refuse(key, f"comma-separated names among {', '.join(AUTO_NAMES)}", reader.raw(key))
     return names
+
+
+class AutoDefaults:
+    """Mixin of :class:`~explorer.newton.SketchedOnlineNewton`: the ``"auto"`` settings,
+    taken by the constructor, resolved from the first row with a non-zero gradient
+    (:meth:`_resolve`, :meth:`_raise_alpha0`) and confirmed by the next (:meth:`_check_anchor`)."""
+
+    def _take_settings(self, alpha0, eta, mu, C) -> None:
+        """The constructor's ``alpha0``, ``eta``, ``mu``, ``C``: checked, the ``"auto"`` ones
+        noted (``_auto``, ``_pending``) and holding their placeholders, or, for the logistic
+        loss (``Y = 1``), the label-scale ones resolved now."""
+        given = {"alpha0": given_setting("alpha0", alpha0, zero=True), "eta": given_setting("eta", eta, zero=True),
+                 "C": given_setting("C", C, zero=False)}
+        if mu is None and given["C"] == AUTO:
+            given["mu"] = AUTO
+        #: the settings given as "auto", and those still waiting for data (see _resolve)
+        self._auto = tuple(name for name in AUTO_NAMES if given.get(name) == AUTO)
+        self._pending = self._auto if self.loss == "squared" else tuple(
+            name for name in self._auto if name == "alpha0")  # logistic: Y = 1 is known
+        self._pending_at_start = self._pending
+        #: (|x|^2, |y|) of the row the auto settings came from, until a later row confirms them
+        self._anchor: tuple[float, float] | None = None
+        if self.sketch_kind == "full" and given["alpha0"] == 0:
+            raise ValueError("alpha0 must be > 0 for sketch='full' (H_0 = alpha0 I is inverted), got 0")
+        if self.loss == "logistic":
+            labels = auto_settings(self.loss, 1.0)
+            given.update({name: labels[name] for name in ("eta", "C") if given[name] == AUTO})
+            given.pop("mu", None)  # the default for the resolved C, below
+        given = {name: PLACEHOLDERS[name] if value == AUTO else value for name, value in given.items()}
+        # FULL-ON keeps H^{-1} = I / alpha0 from the start: 1 until alpha0 is known
+        self._alpha0 = 1.0 if "alpha0" in self._pending and self.sketch_kind == "full" else given["alpha0"]
+        self._eta = given["eta"]
+        self.C = given["C"]
+        if "mu" in given:
+            mu = given["mu"]
+        elif mu is None:
+            mu = default_mu(self.loss, self.C)
+            if not SCALES[0] <= mu <= SCALES[1]:
+                raise ValueError(f"the default mu for the {self.loss} loss with C = {self.C:g} is "
+                                 f"{mu:.3g}, outside [{SCALES[0]:.0e}, {SCALES[1]:.0e}]; choose a C "
+                                 f"nearer 1 or give mu")
+        self.mu = check_scale("mu", mu, zero=True)
+        if self.mu + self.eta <= 0 and not {"eta", "mu"} & set(self._pending):
+            raise ValueError("mu + eta must be > 0 (the weight of each gradient in H)")
+
+    @property
+    def pending_defaults(self) -> tuple[str, ...]:
+        """The ``"auto"`` settings still waiting for the first round with a non-zero gradient
+        (until then ``alpha0``, ``eta``, ``C``, ``mu`` read placeholders no round uses).
+
+        >>> from explorer.newton import SketchedOnlineNewton
+        >>> learner = SketchedOnlineNewton(3)
+        >>> learner.pending_defaults, learner.get_params()["alpha0"]
+        (('alpha0', 'eta', 'C', 'mu'), 'auto')
+        >>> _ = learner.learn([3.0, 0.0, 4.0], 2.0)  # |y| = 2, |x|^2 = 25, l'(0, y) = -4
+        >>> learner.pending_defaults, learner.C, learner.eta, round(learner.alpha0, 9)
+        ((), 20.0, 0.03125, 12.625)
+        """
+        return self._pending
+
+    def _placeholder(self, name: str) -> float:
+        """What a pending setting holds (FULL-ON's alpha0 is 1: it keeps ``I / alpha0``)."""
+        return 1.0 if name == "alpha0" and self.sketch_kind == "full" else PLACEHOLDERS[name]
+
+    def _resolve(self, x: np.ndarray, y: float, slope: float, t: int) -> None:
+        """Resolve the pending ``"auto"`` settings at the first round whose gradient
+        ``g = l'(0, y) x`` is not zero (earlier rounds changed nothing but ``t``), by the
+        rules of :mod:`explorer.newton.defaults`: each pending one of ``C``, ``eta``, ``mu``
+        from ``Y = |y|``; ``alpha0 = ||sqrt(mu + eta_t) g||^2`` (RFD-SON, FULL-ON) or
+        ``2 l''_max ||x||^2`` (FD, RP, Oja-SON, raised by later rows: :meth:`_raise_alpha0`).
+        Raises :class:`Refused` for settings out of range; the caller undoes everything."""
+        pending = set(self._pending)
+        if pending & {"C", "eta", "mu"}:
+            try:
+                labels = auto_settings(self.loss, abs(y), slab="C" in pending, eta="eta" in pending,
+                                       mu="mu" in pending)
+            except ValueError as error:
+                raise Refused(str(error)) from None
+            self.C = labels.get("C", self.C)
+            self._eta = labels.get("eta", self._eta)
+            self.mu = labels.get("mu", self.mu)
+        if "alpha0" in pending:
+            row = math.sqrt(self.curvature_weight(t)) * slope * x
+            check_row(row, x, self._curvature.mass)  # refuses a row the curvature cannot take
+            self._alpha0 = self._needed_alpha0(x) if self.sketch_kind in FIXED_SHIFT_SKETCHES else _ddot(row, row)
+        self._pending = ()
+        squared = _ddot(x, x)
+        self._anchor = (squared, abs(y) if self.loss == "squared" else 0.0) if squared > 0 else None
+        self._use_curvature(self._make_curvature())
+
+    def _check_anchor(self, x: np.ndarray, y: float) -> None:
+        """Auto settings resolved from one row are provisional: the next non-zero row that
+        :func:`scales_agree` with it confirms them; one that does not
+        (the first row was 1e-140 where the rest are 1, or the other way round) discards the
+        provisional start, ``u``, the sketch and the settings, and this round resolves them
+        again from its own row: one degenerate first row cannot fix the scale for ever."""
+        if self._anchor is None or not x.any():
+            return
+        if scales_agree(self._anchor, _ddot(x, x), y):
+            self._anchor = None
+            return
+        for name in self._pending_at_start:
+            value = self._placeholder(name)
+            if name in ("alpha0", "eta"):
+                setattr(self, f"_{name}", value)
+            else:
+                setattr(self, name, value)
+        self._pending, self._anchor, self.u = self._pending_at_start, None, np.zeros(self.d)
+        self._use_curvature(self._make_curvature())
+
+    def _needed_alpha0(self, x: np.ndarray) -> float:
+        """FD/RP/Oja-SON's auto alpha0 for the row x (:func:`unsketched_alpha0`)."""
+        alpha0 = unsketched_alpha0(self.loss, _ddot(x, x))
+        if not 0.0 < alpha0 <= MAX_SQUARED_MASS:
+            raise Refused(f"the auto alpha0 2 l''_max |x|^2 = {alpha0:.3g} for this row is outside "
+                           f"(0, {MAX_SQUARED_MASS:.0e}]; rescale the data")
+        return alpha0
+
+    def _raise_alpha0(self, x: np.ndarray) -> Callable[[], None] | None:
+        """FD/RP/Oja-SON with an auto alpha0: raise it to this row's :meth:`_needed_alpha0`
+        if larger (the largest over the rows seen); returns a function that undoes the raise
+        exactly, or None if nothing changed."""
+        if self.sketch_kind not in FIXED_SHIFT_SKETCHES or "alpha0" not in self._auto:
+            return None
+        needed = self._needed_alpha0(x)
+        if not needed > self._alpha0:
+            return None
+        curvature = self._curvature
+        kept = (self._alpha0, curvature.factor.copy(order="K"), curvature.factored, curvature.shift)
+
+        def undo() -> None:
+            self._alpha0 = curvature.alpha0 = kept[0]
+            curvature.factor[:], curvature.factored, curvature.shift = kept[1:]
+        self._alpha0 = curvature.alpha0 = needed
+        curvature.refactor()
+        return undo
