@@ -32,22 +32,10 @@ Optional, for pages with options of their own or a stream of their own:
 - ``set_uses(uses, hot)``: when which settings apply depends on the page's options
   (a task); it fires ``uses_changed`` so that the sidebar re-labels.
 
-A later family adds its page in a few lines (``pages/sketching.py`` is the full example)::
-
-    class NewtonPage(Page):
-        key, title = "newton", "Sketched online Newton"
-        uses = ("dataset", "n", "d", "seed", "m", "alpha0", "eta")   # the sidebar greys out the rest
-        hot = ("eta",)                                               # applied mid-stream
-        def _build(self, X): ...             # new learners for the stream X
-        def _advance(self, rows): ...        # learn each row
-        def _measure(self): ...              # {"regret": ..., "alpha": ...}: one history point
-        def _state(self): ...                # {"son": self.son.state_dict()}
-        def _load(self, state): ...          # rebuild from it (for Back)
-        def _make_views(self): ...           # LivePlot figures (explorer.dashboard.live)
-        def _update_views(self): ...         # patch them from self.history
-
-and appends ``NewtonPage`` to ``PAGES`` in ``app.py``. Parameters a page declares itself
-(``spectrum_of`` on the sketching page) are kept in the URL too.
+A new family adds a :class:`Page` subclass and appends it to ``PAGES`` in ``app.py``
+(``pages/sketching.py`` is the full example; docs/architecture.md, section 7, sketches one).
+Parameters a page declares itself (``spectrum_of`` on the sketching page) are kept in the
+URL too.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from ..streams import DATASETS, load_stream
 from .upload import MAX_COLUMNS, UploadedData
 
 __all__ = ["Settings", "UPLOAD", "DEFAULT_DATASET", "URL_NAMES", "apply_query", "clean_query",
-           "MAX_QUERY_VALUE"]
+           "MAX_QUERY_VALUE", "ALPHA0_CHOICES", "ETA_CHOICES"]
 
 DEFAULT_DATASET = "low rank + noise"
 UPLOAD = "your upload"

@@ -48,8 +48,8 @@ from panel.io.callbacks import PeriodicCallback
 
 from .page import Page
 
-__all__ = ["Transport", "SPEEDS", "MAX_TICKS_PER_SECOND", "MAX_FRAMES_AHEAD", "STALL_SECONDS",
-           "reason"]
+__all__ = ["Transport", "Rewind", "SPEEDS", "MAX_TICKS_PER_SECOND", "MAX_FRAMES_AHEAD",
+           "STALL_SECONDS", "reason"]
 
 SPEEDS = (1, 2, 5, 10, 15, 30, 60, 150, 300)
 """Choices of the speed control, in rows per second."""
@@ -61,7 +61,45 @@ STALL_SECONDS = 2.0
 """Without a painted frame for this long, play goes on anyway (a browser that reports nothing)."""
 
 
-class Transport(param.Parameterized):
+class Rewind(param.Parameterized):
+    """Back's memory for :class:`Transport`: a snapshot of ``page`` every ``snapshot_every``
+    rows in ``_snapshots``, at most ``max_snapshots`` (then every other one is dropped)."""
+
+    snapshot_every = param.Integer(default=20, bounds=(1, None), doc="Rows between two snapshots.")
+    max_snapshots = param.Integer(default=64, bounds=(2, None), doc="Snapshots kept (then thinned).")
+
+    def _rewind(self, target: int) -> None:
+        """Back to row ``target <= t``: restore the last snapshot before it, replay the rows
+        after it unrecorded (they were learned before), keep the history up to ``target``."""
+        page = self.page
+        self._drop_old_snapshots()
+        times = [s["t"] for s in self._snapshots]
+        i = bisect.bisect_right(times, target) - 1
+        if i < 0:  # no snapshot that early (a page taken over mid-stream)
+            page.reset()
+            self._snapshots = [page.snapshot()]
+        else:
+            page.restore(self._snapshots[i])
+            del self._snapshots[i + 1:]
+        page.truncate(target)
+        page.step(target - page.t, record=False)
+        page.record_current()
+
+    def _drop_old_snapshots(self) -> None:
+        """Forget the snapshots of an earlier run of the page (it restarted without us)."""
+        if self._snapshots and self._snapshots[0]["run"] != self.page.run:
+            self._snapshots = [s for s in self._snapshots if s["run"] == self.page.run]
+
+    def _maybe_snapshot(self) -> None:
+        self._drop_old_snapshots()
+        last = self._snapshots[-1]["t"] if self._snapshots else -self.snapshot_every
+        if self.page.t - last >= self.snapshot_every:
+            self._snapshots.append(self.page.snapshot())
+            if len(self._snapshots) > self.max_snapshots:
+                self._snapshots = self._snapshots[::2]
+
+
+class Transport(Rewind):
     """Play / Pause / Step / Back / Reset for one page; ``shared_t`` and ``speed`` go in the URL."""
 
     speed = param.Selector(default=15, objects=list(SPEEDS), doc="Rows per second while playing.")
@@ -78,8 +116,6 @@ class Transport(param.Parameterized):
     paced = param.Boolean(default=False, doc="Wait for the browser to show a frame before the next.")
     frames_sent = param.Integer(default=0, doc="Ticks that changed the plots.")
     frames_shown = param.Integer(default=0, doc="Frames the browser reported as painted.")
-    snapshot_every = param.Integer(default=20, bounds=(1, None), doc="Rows between two snapshots.")
-    max_snapshots = param.Integer(default=64, bounds=(2, None), doc="Snapshots kept (then thinned).")
 
     def __init__(self, page: Page, **params):
         super().__init__(**params)
@@ -266,36 +302,6 @@ class Transport(param.Parameterized):
         with param.parameterized.discard_events(self):
             self.failure = f"{self.page.title}: {message}"
         self.param.trigger("failure")
-
-    def _rewind(self, target: int) -> None:
-        """Back to row ``target <= t``: restore the last snapshot before it, replay the rows
-        after it unrecorded (they were learned before), keep the history up to ``target``."""
-        page = self.page
-        self._drop_old_snapshots()
-        times = [s["t"] for s in self._snapshots]
-        i = bisect.bisect_right(times, target) - 1
-        if i < 0:  # no snapshot that early (a page taken over mid-stream)
-            page.reset()
-            self._snapshots = [page.snapshot()]
-        else:
-            page.restore(self._snapshots[i])
-            del self._snapshots[i + 1:]
-        page.truncate(target)
-        page.step(target - page.t, record=False)
-        page.record_current()
-
-    def _drop_old_snapshots(self) -> None:
-        """Forget the snapshots of an earlier run of the page (it restarted without us)."""
-        if self._snapshots and self._snapshots[0]["run"] != self.page.run:
-            self._snapshots = [s for s in self._snapshots if s["run"] == self.page.run]
-
-    def _maybe_snapshot(self) -> None:
-        self._drop_old_snapshots()
-        last = self._snapshots[-1]["t"] if self._snapshots else -self.snapshot_every
-        if self.page.t - last >= self.snapshot_every:
-            self._snapshots.append(self.page.snapshot())
-            if len(self._snapshots) > self.max_snapshots:
-                self._snapshots = self._snapshots[::2]
 
     def refresh(self) -> None:
         """Redraw the page and update t, batched into one message (``pn.io.hold``)."""
