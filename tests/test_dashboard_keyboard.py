@@ -125,7 +125,7 @@ def test_no_shortcut_while_typing_on_a_slider_or_with_a_modifier(server, page):
     page.goto(server["url"] + "?page=adagrad&t=5&" + SMALL)
     page.locator(".js-plotly-plot .plot-container.plotly").first.wait_for()
     counter(page, 5).wait_for()
-    page.get_by_label("seed").focus()
+    page.get_by_role("textbox", name="seed").focus()
     page.keyboard.press(" ")
     still(page, 5)
     for key in ("ArrowRight", "ArrowLeft"):
