@@ -18,9 +18,12 @@ from hypothesis import strategies as st
 from explorer import Recorder
 from explorer.adagrad import OGD, AdaGrad, Adam, FFDProximal
 from explorer.errors import Diverged
-from explorer.state import nonfinite_entries
 from explorer.streams import decaying_spectrum, linear_regression_targets
-from state_checks import assert_same_state
+from learner_checks import (
+    accepted_or_refused_cleanly, assert_finite_state, continues_like_a_twin, keeps_working,
+    learned_or_refused_cleanly, refused_cleanly,
+)
+from state_checks import assert_same_state, snapshot
 
 VARIANTS = ("full", "diag", "fd", "ffd")
 METHODS = ("cmd", "pds")
@@ -47,20 +50,10 @@ def warmed_up(name: str, n: int = 15, loss: str = "absolute"):
     return learner
 
 
-def assert_finite_state(learner) -> None:
-    assert nonfinite_entries(learner.state_dict()) == []
-
-
 def learn_each_or_refuse(learner, X, y) -> None:
     """Learn the rows one by one: each is learned with a finite state, or refused
     (ValueError) with the state exactly as before it."""
-    for x, label in zip(X, y):
-        before = learner.state_dict()
-        try:
-            learner.learn(x, label)
-        except ValueError:
-            assert_same_state(before, learner.state_dict())
-        assert_finite_state(learner)
+    keeps_working(learner, [lambda x=x, label=label: learner.learn(x, label) for x, label in zip(X, y)])
 
 
 # -- the issue's reproducers ---------------------------------------------------------------------
@@ -72,13 +65,10 @@ def test_learn_many_is_all_or_nothing(name):
     is refused before anything (||x||^2 > 1e300), and a row that passes the checks but
     fails in its round (row 1 here: ||g||^2 overflows) undoes the rows before it."""
     learner = make(name, "squared", d=2)
-    before = learner.state_dict()
-    with pytest.raises(ValueError, match=r"X row 1 is too large"):
-        learner.learn_many([[1.0, 0.0], [1e200, 0.0]], [1.0, 1.0])
-    assert_same_state(before, learner.state_dict())
-    with pytest.raises(ValueError, match=r"X row 1 \(round t = 2\): .*nothing was updated"):
-        learner.learn_many([[1.0, 0.0], [1e149, 0.0]], [1.0, 1.0])
-    assert_same_state(before, learner.state_dict())
+    refused_cleanly(learner, lambda: learner.learn_many([[1.0, 0.0], [1e200, 0.0]], [1.0, 1.0]),
+                    r"X row 1 is too large")
+    refused_cleanly(learner, lambda: learner.learn_many([[1.0, 0.0], [1e149, 0.0]], [1.0, 1.0]),
+                    r"X row 1 \(round t = 2\): .*nothing was updated")
     assert learner.t == 0
 
 
@@ -99,7 +89,7 @@ def test_a_round_whose_beta_overflows_is_rolled_back(variant, rows):
     X = 1e110 * np.eye(6)[:rows]
     learner = fresh()
     learner.learn_many(X[:-1], np.ones(rows - 1))
-    before = learner.state_dict()
+    before = snapshot(learner)
     recorder = Recorder()
     learner.add_hook(recorder)
     refusal = r"x \(round t = \d+\): .*beta is not finite.*nothing was updated"
@@ -114,11 +104,8 @@ def test_a_round_whose_beta_overflows_is_rolled_back(variant, rows):
         whole.learn_many(X, np.ones(rows))
     assert (error.value.row, error.value.t) == (rows - 1, rows)
     assert_same_state(fresh().state_dict(), whole.state_dict())
-    twin = AdaGrad.from_state_dict(before)
     ordinary = np.eye(6)[::-1] * 1e-3
-    np.testing.assert_array_equal(learner.learn_many(ordinary, np.zeros(6)),
-                                  twin.learn_many(ordinary, np.zeros(6)))
-    assert_same_state(learner.state_dict(), twin.state_dict())
+    continues_like_a_twin(learner, before, lambda a: a.learn_many(ordinary, np.zeros(6)).tolist(), AdaGrad)
 
 
 @pytest.mark.timeout(120)
@@ -138,12 +125,9 @@ def test_a_scale_jump_never_breaks_the_learner(variant, method, loss):
     learner.learn_many(X[:100], y[:100])
     refused = 0
     for x, label in zip(X[100:150] * 1e10, y[100:150]):
-        before = learner.state_dict()
-        try:
-            learner.learn(x, label)
-        except ValueError as error:
-            assert "nothing was updated" in str(error)
-            assert_same_state(before, learner.state_dict())
+        result = learned_or_refused_cleanly(learner, lambda: learner.learn(x, label))
+        if isinstance(result, ValueError):
+            assert "nothing was updated" in str(result)
             refused += 1
         assert_finite_state(learner)
     losses = learner.learn_many(X[150:], y[150:])  # ordinary rows: every one is learned
@@ -397,17 +381,13 @@ def apply(learner, op):
 def test_fuzz_refused_input_changes_nothing_and_the_rest_runs_like_a_twin(name, loss, data):
     learner, twin = warmed_up(name, loss=loss), warmed_up(name, loss=loss)
     for op in data.draw(operations(loss in ("logistic", "squared_hinge"))):
-        before = learner.state_dict()
-        try:
-            result = apply(learner, op)
-        except ValueError as error:
-            event(f"refused: {str(error).split(': ')[1][:40] if ': ' in str(error) else str(error)[:40]}")
-            assert_same_state(before, learner.state_dict())
+        result = accepted_or_refused_cleanly(learner, lambda: apply(learner, op))
+        if isinstance(result, ValueError):
+            event(f"refused: {str(result).split(': ')[1][:40] if ': ' in str(result) else str(result)[:40]}")
             continue
         event("accepted")
-        assert_finite_state(learner)
         np.testing.assert_array_equal(result, apply(twin, op))
-    assert_same_state(learner.state_dict(), twin.state_dict())
+    assert_same_state(snapshot(learner), snapshot(twin))
 
 
 @st.composite

@@ -14,6 +14,8 @@ an error: a refusal says what is wrong once, as a ValueError.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 import scipy.sparse
@@ -31,8 +33,9 @@ from explorer.fm import (
     progressive,
     synthetic_ratings,
 )
-from explorer.state import nonfinite_entries
-from state_checks import same_state, snapshot, tamper
+import learner_checks as checks
+from learner_checks import outcomes
+from state_checks import assert_same_state, same_state, snapshot, tamper
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")  # refusals are quiet, too
 
@@ -89,49 +92,26 @@ def ordinary_rounds(fm, seed=7, n=12) -> list:
     """Ordinary rounds through learn and progressive: each loss, or the refusal's message
     (a learner with a huge eta diverges on them)."""
     rng = np.random.default_rng(seed)
-    outcomes = []
     X = scipy.sparse.csr_array(rng.standard_normal((n, D)) * (rng.random((n, D)) < 0.5))
     calls = [lambda x=x, y=y: fm.learn(x, y) for x, y in zip(sparse_rows(rng, n), labels_for(fm, rng, n))]
     calls.append(lambda y=labels_for(fm, rng, n): progressive(fm, X, y)["loss"].tolist())
-    for call in calls:
-        try:
-            outcomes.append(call())
-        except ValueError as error:
-            outcomes.append(str(error))
-    return outcomes
+    return outcomes(calls)
 
 
-def continues_like_a_twin(fm, before: dict) -> None:
-    """``fm`` after a refusal and a twin loaded from its earlier state run alike, to the bit."""
-    twin = type(fm).from_state_dict(before)
-    assert ordinary_rounds(fm) == ordinary_rounds(twin)
-    assert same_state(snapshot(fm), snapshot(twin))
+#: after a refusal, ``fm`` and a twin loaded from its earlier state play ordinary rounds alike
+continues_like_a_twin = partial(checks.continues_like_a_twin, play=ordinary_rounds)
 
 
 def keeps_working(fm) -> None:
     """An accepted input left a finite state; ordinary rounds then run or are refused cleanly."""
-    assert nonfinite_entries(fm.state_dict()) == []
     rng = np.random.default_rng(3)
-    for x, y in zip(sparse_rows(rng, 4), labels_for(fm, rng, 4)):
-        before = snapshot(fm)
-        try:
-            fm.learn(x, y)
-        except ValueError:
-            assert same_state(before, snapshot(fm))
-        assert nonfinite_entries(fm.state_dict()) == []
+    checks.keeps_working(fm, [lambda x=x, y=y: fm.learn(x, y)
+                              for x, y in zip(sparse_rows(rng, 4), labels_for(fm, rng, 4))])
 
 
-def refused_cleanly_or_finite(fm, call) -> bool:
-    """Run ``call()``; True if accepted (finite state), False if refused (state unchanged)."""
-    before = snapshot(fm)
-    try:
-        call()
-    except ValueError:
-        assert same_state(before, snapshot(fm)), "a refused call changed the state"
-        continues_like_a_twin(fm, before)
-        return False
-    keeps_working(fm)
-    return True
+def refused_cleanly_or_finite(fm, call) -> None:
+    """Run ``call()``: refused with the state unchanged, or accepted and still working."""
+    checks.accepted_or_refused_cleanly(fm, call, play=ordinary_rounds, check=keeps_working)
 
 
 def dense(x, d=D):
@@ -176,7 +156,7 @@ def test_progressive_that_diverges_midway_changes_nothing(name, sparse):
     assert isinstance(error.value, Diverged) and isinstance(error.value, FloatingPointError)
     assert 0 < error.value.row < 80 and error.value.t == 15 + error.value.row + 1
     assert f"row {error.value.row} of this call" in str(error.value)
-    assert same_state(before, snapshot(fm))
+    assert_same_state(before, snapshot(fm))
     continues_like_a_twin(fm, before)
 
 
@@ -191,7 +171,7 @@ def test_numpy_set_to_raise_gives_the_same_refusal(name):
     before = snapshot(fm)
     with np.errstate(all="raise"), pytest.raises(Diverged, match="row 0 of this call"):
         fm.learn(np.full(D, 1e10), 1.0)  # z = a^T Theta a overflows
-    assert same_state(before, snapshot(fm))
+    assert_same_state(before, snapshot(fm))
 
 
 @pytest.mark.timeout(60)
@@ -206,7 +186,7 @@ def test_labels_beyond_1e150_are_refused_before_anything_changes(name):
             fm.learn(np.ones(D), label)
         with pytest.raises(ValueError, match=r"y\[2\]"):
             progressive(fm, np.ones((3, D)), [1.0, 1.0, label])
-    assert same_state(before, snapshot(fm))
+    assert_same_state(before, snapshot(fm))
 
 
 @pytest.mark.timeout(60)
@@ -221,7 +201,7 @@ def test_a_row_whose_square_overflows_is_refused(name):
             fm.learn(x, 1.0)
     with pytest.raises(ValueError, match="X row 1 is too large"):
         progressive(fm, np.vstack([np.ones(D), np.full(D, 1e160)]), [1.0, 1.0])
-    assert same_state(before, snapshot(fm))
+    assert_same_state(before, snapshot(fm))
 
 
 @pytest.mark.timeout(60)
@@ -231,9 +211,9 @@ def test_theta_stays_finite_when_a_step_would_overflow_it():
         before = snapshot(fm)
         with pytest.raises(Diverged, match="an entry of Theta would pass 1e\\+300"):
             fm.learn([1e149], 1e150)
-        assert same_state(before, snapshot(fm))
+        assert_same_state(before, snapshot(fm))
         fm.learn([1.0], 1.0)
-        assert nonfinite_entries(fm.state_dict()) == []
+        checks.assert_finite_state(fm)
 
 
 @pytest.mark.timeout(60)
@@ -250,7 +230,7 @@ def test_a_corrupted_sparse_matrix_is_refused_before_the_first_round(name):
     with pytest.raises(ValueError, match="row 1 contains NaN"):
         progressive(fm, scipy.sparse.csr_array(np.array([[1.0, 0, 0, 0, 0, 0], [0, np.nan, 0, 0, 0, 0]])),
                     [1.0, 1.0])
-    assert same_state(before, snapshot(fm))
+    assert_same_state(before, snapshot(fm))
 
 
 def _corrupted(kind):
@@ -285,7 +265,7 @@ def test_a_sparse_matrix_changed_after_scipy_checked_it_is_refused(kind):
         row.indices[-1] = 10 ** 7
         with pytest.raises(ValueError, match="not a valid sparse matrix"):
             fm.learn(row, 1.0)
-    assert same_state(before, snapshot(fm))
+    assert_same_state(before, snapshot(fm))
 
 
 @pytest.mark.timeout(60)
@@ -302,7 +282,7 @@ def test_complex_and_string_input_is_refused_not_converted():
         fm.learn(([0, 1], ["1.5", "2"]), 1.0)
     with pytest.raises(ValueError, match=r"y\[1\] must be a real number"):
         progressive(fm, np.ones((2, D)), [1.0, "2"])
-    assert same_state(before, snapshot(fm))
+    assert_same_state(before, snapshot(fm))
 
 
 @pytest.mark.timeout(60)
@@ -450,7 +430,7 @@ def test_a_state_from_an_earlier_version_still_loads():
     loaded = SketchedFTRL.from_state_dict(state)
     assert not loaded.state_dict()["memo.+.sparse_known"]
     ordinary_rounds(loaded)
-    assert nonfinite_entries(loaded.state_dict()) == []
+    checks.assert_finite_state(loaded)
 
 
 # -- fuzz ---------------------------------------------------------------------------------------------

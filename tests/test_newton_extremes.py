@@ -12,6 +12,7 @@ fix. Every test runs under a time limit, so a hang fails instead of blocking the
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from functools import partial
 
 import numpy as np
 import pytest
@@ -20,8 +21,10 @@ from hypothesis import strategies as st
 
 from explorer.errors import Diverged
 from explorer.newton import SketchedOnlineNewton
-from explorer.state import nonfinite_entries
+import learner_checks as checks
+from learner_checks import QUIET, outcomes
 from state_checks import assert_same_state, snapshot, tally_report, tamper
+from stateful_zoo import labels
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -47,10 +50,6 @@ def rows(rng, n, d=D):
     return rng.standard_normal((n, d)) * np.linspace(2.0, 0.2, d)
 
 
-def labels(rng, n):
-    return rng.choice([-1.0, 1.0], n)
-
-
 def trained(name, n=20, seed=5):
     learner = SketchedOnlineNewton(D, **SETTINGS[name])
     rng = np.random.default_rng(seed)
@@ -58,39 +57,17 @@ def trained(name, n=20, seed=5):
     return learner
 
 
-#: ``learn`` may let numpy warn about the overflow it then refuses
-QUIET = dict(over="ignore", invalid="ignore", divide="ignore")
-
-
-def outcomes(learner, X, y) -> list:
-    """What each call does: its loss, or the refusal's message (a learner that went wild on
-    legal input may refuse ordinary rows too; refusing is then part of running alike)."""
-    done = []
-    for call in [lambda x=x, label=label: learner.learn(x, label) for x, label in zip(X[:4], y[:4])] + \
-            [lambda: learner.learn_many(X[4:], y[4:])]:
-        try:
-            with np.errstate(**QUIET):
-                done.append(np.asarray(call()).tolist())
-        except ValueError as error:
-            done.append(str(error))
-    return done
-
-
-def continues_like_a_twin(learner, before: dict) -> None:
-    """After a refusal, ``learner`` and a learner loaded from its earlier state run alike."""
-    twin = SketchedOnlineNewton.from_state_dict(before)
+def ordinary_outcomes(learner) -> list:
+    """Four rounds and a batch of ordinary rows: each loss, or the refusal's message."""
     rng = np.random.default_rng(11)
     X, y = rows(rng, 8, learner.d), labels(rng, 8)
-    assert outcomes(learner, X, y) == outcomes(twin, X, y)
-    assert_same_state(snapshot(learner), snapshot(twin))
+    return outcomes([lambda x=x, label=label: learner.learn(x, label) for x, label in zip(X[:4], y[:4])]
+                    + [lambda: learner.learn_many(X[4:], y[4:])], quiet=True)
 
 
-def refused_cleanly(learner, call, match: str | None = None) -> None:
-    before = snapshot(learner)
-    with pytest.raises(ValueError, match=match), np.errstate(**QUIET):
-        call()
-    assert_same_state(snapshot(learner), before)
-    continues_like_a_twin(learner, before)
+#: the learner protocol's checks (tests/learner_checks.py), playing SON's ordinary rounds
+continues_like_a_twin = partial(checks.continues_like_a_twin, play=ordinary_outcomes, cls=SketchedOnlineNewton)
+refused_cleanly = partial(checks.refused_cleanly, play=ordinary_outcomes, cls=SketchedOnlineNewton, quiet=True)
 
 
 # -- the issue's reports ---------------------------------------------------------------------
@@ -121,7 +98,7 @@ def test_issue_4_rfd_son_with_defaults_learns_rows_of_norm_1e_80():
     learner, reference = SketchedOnlineNewton(12), SketchedOnlineNewton(12)
     _, made = learner.learn_many(tiny, y, return_predictions=True)
     _, expected = reference.learn_many(unit, y, return_predictions=True)
-    assert nonfinite_entries(learner.state_dict()) == []
+    checks.assert_finite_state(learner)
     np.testing.assert_allclose(made[:8], expected[:8], rtol=1e-6, atol=1e-9)  # before rounding piles up
     assert abs(np.mean(np.sign(made) != y) - np.mean(np.sign(expected) != y)) <= 0.02
 
@@ -161,12 +138,9 @@ def test_a_wide_slab_with_its_own_mu_still_learns():
     rng = np.random.default_rng(0)
     X, y = rows(rng, 50), labels(rng, 50) * 1e90
     learner.learn_many(X, y)
-    assert nonfinite_entries(learner.state_dict()) == []
+    checks.assert_finite_state(learner)
     auto = SketchedOnlineNewton(D, C=1e100, mu=1.0)
-    before = snapshot(auto)
-    with pytest.raises(ValueError, match="auto eta"):
-        auto.learn_many(X, y)
-    assert_same_state(snapshot(auto), before)
+    checks.refused_cleanly(auto, lambda: auto.learn_many(X, y), "auto eta")
 
 
 def test_issue_4_rp_son_on_a_row_of_norm_1e_300_is_refused():
@@ -264,10 +238,6 @@ def tampered(state: dict, key: str, value) -> dict:
     return {**state, key: value}
 
 
-def without(state: dict, key: str) -> dict:
-    return {k: v for k, v in state.items() if k != key}
-
-
 def asymmetric(matrix):
     changed = np.array(matrix, copy=True)
     changed[0, 1] += 1.0
@@ -289,8 +259,8 @@ STATE_DEFECTS = [
     ("rfd", lambda s: tampered(s, "sketch", "sketchy"), "'sketch'"),
     ("rfd", lambda s: tampered(s, "mu", np.nan), "'mu'"),
     ("rfd", lambda s: tampered(s, "fast", "yes"), "'fast'"),
-    ("rfd", lambda s: without(s, "curvature.inner"), "curvature.inner"),
-    ("rfd", lambda s: without(s, "u"), "'u'"),
+    ("rfd", lambda s: tamper(s, "curvature.inner", "drop"), "curvature.inner"),
+    ("rfd", lambda s: tamper(s, "u", "drop"), "'u'"),
     ("full", lambda s: tampered(s, "curvature.inverse", asymmetric(s["curvature.inverse"])), "inverse"),
     ("full", lambda s: tampered(s, "curvature.inverse", 2 * s["curvature.inverse"]), "inverse"),
     ("full", lambda s: tampered(s, "curvature.inverse", -s["curvature.inverse"]), "inverse"),
@@ -317,7 +287,7 @@ def test_a_state_loads_in_place_and_continues_bit_for_bit(name):
 
 
 def test_a_state_saved_without_the_seed_still_loads():
-    state = without(trained("rp").state_dict(), "seed")
+    state = tamper(trained("rp").state_dict(), "seed", "drop")
     resumed = SketchedOnlineNewton.from_state_dict(state)
     assert resumed.seed is None and resumed.t == 20
 
@@ -374,10 +344,7 @@ def test_a_prediction_that_overflows_is_refused():
     x = np.ones(D) * 1e10
     with pytest.raises(ValueError, match="overflows"), np.errstate(**QUIET):
         learner.predict(x)
-    before = snapshot(learner)
-    with pytest.raises(ValueError, match="overflows"), np.errstate(**QUIET):
-        learner.learn(x, 1.0)
-    assert_same_state(snapshot(learner), before)
+    checks.refused_cleanly(learner, lambda: learner.learn(x, 1.0), "overflows", quiet=True)
 
 
 @pytest.mark.parametrize("sketch", ["rfd", "fd", "full"])
@@ -396,7 +363,7 @@ def test_with_params_alpha0_continues_with_the_new_regularizer(sketch):
     np.testing.assert_allclose(moved.solve(v), np.linalg.solve(H, v), rtol=1e-8)
     assert moved.alpha == pytest.approx(learner.alpha + 1.5)
     moved.learn_many(rows(rng, 10), labels(rng, 10))
-    assert nonfinite_entries(moved.state_dict()) == []
+    checks.assert_finite_state(moved)
 
 
 # -- fuzz ---------------------------------------------------------------------------------------
@@ -421,22 +388,18 @@ def extreme_rows(draw):
     return x
 
 
+def finite_with_a_finite_prediction(learner) -> None:
+    checks.assert_finite_state(learner)
+    assert np.isfinite(learner.last_prediction)
+
+
 def accepted_or_refused_cleanly(learner, call, category: str) -> None:
     """Run ``call``: either it is refused (``ValueError``, state bit-identical, the learner
     then runs like a twin) or it leaves a finite state (tallied under ``category``)."""
-    before = snapshot(learner)
     TALLY[category]["tried"] += 1
-    try:
-        with np.errstate(**QUIET):
-            call()
-    except ValueError:
-        TALLY[category]["refused"] += 1
-        assert_same_state(snapshot(learner), before)
-        continues_like_a_twin(learner, before)
-        return
-    assert nonfinite_entries(learner.state_dict()) == []
-    assert np.isfinite(learner.last_prediction)
-    TALLY[category]["accepted, finite state"] += 1
+    result = checks.accepted_or_refused_cleanly(learner, call, play=ordinary_outcomes, cls=SketchedOnlineNewton,
+                                                check=finite_with_a_finite_prediction, quiet=True)
+    TALLY[category]["refused" if isinstance(result, ValueError) else "accepted, finite state"] += 1
 
 
 @pytest.mark.timeout(600)
@@ -496,7 +459,7 @@ def test_fuzz_a_tampered_state_is_refused_or_loads_a_working_learner(name, data)
         TALLY["states"]["refused"] += 1
     else:
         TALLY["states"]["accepted, finite state"] += 1
-        assert nonfinite_entries(loaded.state_dict()) == []
+        checks.assert_finite_state(loaded)
         rng = np.random.default_rng(12)
         for x, label in zip(rows(rng, 3), labels(rng, 3)):
             accepted_or_refused_cleanly(loaded, lambda: loaded.learn(x, label), "rounds after a loaded state")
@@ -529,4 +492,4 @@ def test_fuzz_every_argument_refuses_junk_or_builds_a_working_learner(name):
             for x, label in zip(rows(rng, 12, learner.d), labels(rng, 12)):
                 accepted_or_refused_cleanly(learner, lambda: learner.learn(x, label),
                                             "rounds after a constructor")
-            assert nonfinite_entries(learner.state_dict()) == []
+            checks.assert_finite_state(learner)

@@ -43,7 +43,8 @@ from explorer.pca import (
     sphere_theory_settings,
 )
 from explorer.pca._base import MAX_LOSS, MAX_N, MAX_STEP
-from explorer.state import all_or_nothing, nonfinite_entries
+from explorer.state import all_or_nothing
+import learner_checks as checks
 from state_checks import assert_same_state, snapshot, tamper
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.filterwarnings("error::RuntimeWarning")]
@@ -84,32 +85,30 @@ def fed(name, rounds=8, seed=0):
     return learner
 
 
-def continues_like_a_twin(name, learner, before: dict) -> None:
-    """After a refusal the learner runs exactly like a copy of its earlier state."""
-    twin = type(learner).from_state_dict(before)
-    rng_a, rng_b = np.random.default_rng(99), np.random.default_rng(99)
+def ordinary_losses(name):
+    """How learner ``name`` plays: the losses of four ordinary rounds (a refusal fails)."""
     draw = LEARNERS[name][1]
-    for _ in range(4):
-        assert learner.learn(draw(rng_a)) == twin.learn(draw(rng_b))
-    assert_same_state(snapshot(learner), snapshot(twin))
+
+    def play(learner) -> list:
+        rng = np.random.default_rng(99)
+        return [learner.learn(draw(rng)) for _ in range(4)]
+    return play
+
+
+def continues_like_a_twin(name, learner, before: dict) -> None:
+    checks.continues_like_a_twin(learner, before, ordinary_losses(name))
 
 
 def assert_refused_cleanly(learner, call, match, name=None) -> None:
     """``call()`` is a ValueError matching ``match`` and leaves the state bit-identical;
     with ``name`` (a key of LEARNERS), the learner then runs exactly like its twin."""
-    before = snapshot(learner)
-    with pytest.raises(ValueError, match=match):
-        call()
-    assert_same_state(before, snapshot(learner))
-    if name is not None:
-        continues_like_a_twin(name, learner, before)
+    checks.refused_cleanly(learner, call, match, play=ordinary_losses(name) if name else None)
 
 
 def assert_invariants(learner) -> None:
     """A finite state that the validating loader accepts, plus the class's own facts."""
-    state = learner.state_dict()
-    assert nonfinite_entries(state) == []
-    type(learner).from_state_dict(state)  # the loader checks every invariant again
+    checks.assert_finite_state(learner)
+    type(learner).from_state_dict(learner.state_dict())  # the loader checks every invariant again
     if isinstance(learner, (OnlineAdaptivePCA, VarianceMinSphere)):
         cap = 1.0 / (learner.n - learner.k) if isinstance(learner, OnlineAdaptivePCA) else 1.0
         W = learner.W
@@ -156,7 +155,7 @@ def test_constructors_refuse_settings_out_of_range(make, message):
 def test_a_fresh_state_holds_no_nan(name):
     """Before: "no loss yet" was stored as NaN, so every fresh state was non-finite."""
     learner = LEARNERS[name][0]()
-    assert nonfinite_entries(learner.state_dict()) == []
+    checks.assert_finite_state(learner)
     loaded = type(learner).from_state_dict(learner.state_dict())
     assert loaded.last_loss is None
 
@@ -249,7 +248,8 @@ def test_follow_the_leader_refuses_a_covariance_trace_past_max_loss():
         ftl.learn(np.eye(3)[i % 2] * 4e149 * (1.0 if i % 2 else 1.01))
     np.testing.assert_allclose(np.abs(ftl.basis[:, 0]), [1.0, 0.0, 0.0], atol=1e-12)
     assert_refused_cleanly(ftl, lambda: ftl.learn([0.0, 0.0, 4e149]), "covariance's trace")
-    assert ftl.t == 6 and nonfinite_entries(ftl.state_dict()) == []
+    assert ftl.t == 6
+    checks.assert_finite_state(ftl)
 
 
 def test_experts_learn_any_real_losses_in_logs():
@@ -269,20 +269,19 @@ def test_a_failing_eigensolver_is_diverged_and_changes_nothing(monkeypatch, name
     """One exception, :class:`~explorer.errors.Diverged` (a ValueError), for both ways LAPACK
     can fail: an error, or NaN in its result."""
     learner = fed(name)
-    before = snapshot(learner)
 
     def broken(*args, **kwargs):
         raise np.linalg.LinAlgError("did not converge")
 
     monkeypatch.setattr(scipy.linalg, "eigh", broken)
     x = ordinary_row(np.random.default_rng(1))
-    with pytest.raises(Diverged, match="eigensolver failed.*nothing was updated"):
-        learner.learn(x if name == "pca" else np.outer(x, x))
-    assert_same_state(before, snapshot(learner))
+    value = x if name == "pca" else np.outer(x, x)
+    refusal = checks.refused_cleanly(learner, lambda: learner.learn(value),
+                                     "eigensolver failed.*nothing was updated")
+    assert isinstance(refusal, Diverged)
     monkeypatch.setattr(scipy.linalg, "eigh", lambda M, **k: (np.full(M.shape[0], np.nan), np.eye(M.shape[0])))
-    with pytest.raises(Diverged, match="NaN or inf; nothing was updated"):
-        learner.learn(x if name == "pca" else np.outer(x, x))
-    assert_same_state(before, snapshot(learner))
+    refusal = checks.refused_cleanly(learner, lambda: learner.learn(value), "NaN or inf; nothing was updated")
+    assert isinstance(refusal, Diverged)
 
 
 # -- hypothesis: extreme, broken and wrong-shaped input ------------------------------------------
@@ -324,29 +323,19 @@ def extreme_inputs(draw, name):
 def test_extreme_input_is_refused_cleanly_or_learned_with_the_invariants(name, data):
     value = data.draw(extreme_inputs(name))
     learner = fed(name)
-    before = snapshot(learner)
-    try:
-        loss = learner.learn(value)
-    except ValueError:
-        assert_same_state(before, snapshot(learner))
-        continues_like_a_twin(name, learner, before)
-        return
-    assert np.isfinite(loss)
-    assert_invariants(learner)
-    keeps_working(name, learner)
+    loss = checks.accepted_or_refused_cleanly(learner, lambda: learner.learn(value), play=ordinary_losses(name),
+                                              check=assert_invariants)
+    if not isinstance(loss, ValueError):
+        assert np.isfinite(loss)
+        keeps_working(name, learner)
 
 
 def keeps_working(name, learner) -> None:
     """Ordinary rounds run (or, for a legal but wild setting such as eta = 1e308, are
     refused with nothing changed), and the invariants hold after each."""
     rng = np.random.default_rng(5)
-    for _ in range(3):
-        before = snapshot(learner)
-        try:
-            learner.learn(LEARNERS[name][1](rng))
-        except ValueError:
-            assert_same_state(before, snapshot(learner))
-        assert_invariants(learner)
+    checks.keeps_working(learner, [lambda: learner.learn(LEARNERS[name][1](rng)) for _ in range(3)],
+                         assert_invariants)
 
 
 # -- defect 8: tampered state files ---------------------------------------------------------------
@@ -375,14 +364,8 @@ def test_a_tampered_state_is_refused_or_loads_a_learner_with_the_invariants(name
         assert_invariants(loaded)
         keeps_working(name, loaded)
     live = fed(name)
-    before = snapshot(live)
-    try:
-        live.load_state_dict(state)
-    except ValueError:
-        assert_same_state(before, snapshot(live))
-        continues_like_a_twin(name, live, before)
-    else:
-        assert_invariants(live)
+    checks.accepted_or_refused_cleanly(live, lambda: live.load_state_dict(state), play=ordinary_losses(name),
+                                       check=assert_invariants)
 
 
 def rotated(V):
