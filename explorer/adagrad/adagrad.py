@@ -15,9 +15,10 @@ from scipy.linalg.blas import ddot
 
 from .._validation import SCALES, as_row, check_choice, check_int, check_matrix_size, check_scale
 from ..hooks import ShrinkEvent
+from ..learner import RoundRefused
 from ..sketch import MAX_SQUARED_MASS, ShrinkRecord
 from ..state import StateReader, state_part, stateful
-from .linear import NUMERICAL_FAILURES, QUIET, LinearLearner, RoundFailed, beta_overflow
+from .linear import NUMERICAL_FAILURES, QUIET, LinearLearner, beta_overflow
 from .proximal import PREFIX, kept_shapes, make_proximal
 from .settings import DEFAULT_ETA, METHODS, VARIANTS, default_delta
 
@@ -145,7 +146,7 @@ class AdaGrad(LinearLearner):
             return None
         mass = self.gradient_mass + squared_gradient
         if not mass <= MAX_SQUARED_MASS:
-            raise RoundFailed(f"the gradients' total squared norm tr(G) = sum ||g_s||^2 would reach "
+            raise RoundRefused(f"the gradients' total squared norm tr(G) = sum ||g_s||^2 would reach "
                                f"{mass:.3g}, past {MAX_SQUARED_MASS:.0e}, beyond which H overflows; "
                                f"rescale the data, or lower eta if beta has diverged")
         g = slope * x
@@ -160,11 +161,11 @@ class AdaGrad(LinearLearner):
                 g_bar = self.g_bar + g
                 beta = -self._eta * proximal.solve(g_bar)
             if not np.isfinite(beta).all():
-                raise RoundFailed(beta_overflow(self._eta, self.delta))
+                raise RoundRefused(beta_overflow(self._eta, self.delta))
         except BaseException as error:
             proximal.rollback(saved)
-            if isinstance(error, NUMERICAL_FAILURES):
-                raise RoundFailed(f"the update of H or beta failed ({error})") from None
+            if isinstance(error, NUMERICAL_FAILURES) and not isinstance(error, RoundRefused):
+                raise RoundRefused(f"the update of H or beta failed ({error})") from None
             raise
         if shrink is None:
             shrink = proximal.compress()  # ADA-FFD's; cannot fail: orthonormal V times orthonormal U

@@ -7,9 +7,10 @@ import math
 import numpy as np
 
 from .._validation import SCALES, check_float, check_scale
+from ..learner import RoundRefused
 from ..sketch import MAX_SQUARED_MASS
 from ..state import StateReader, stateful
-from .linear import LinearLearner, RoundFailed, beta_overflow
+from .linear import LinearLearner, beta_overflow
 
 __all__ = ["Adam"]
 
@@ -68,7 +69,7 @@ class Adam(LinearLearner):
         v_hat = v / (1.0 - self.beta2 ** self.t)
         beta = self.beta - self._eta * m_hat / (np.sqrt(v_hat) + self._delta)
         if not np.isfinite(beta).all():
-            raise RoundFailed(beta_overflow(self._eta, self._delta))
+            raise RoundRefused(beta_overflow(self._eta, self._delta))
         self.m, self.v, self.beta = m, v, beta
 
     def state_dict(self) -> dict:

@@ -19,13 +19,14 @@ from .._validation import (
     squared_norms,
 )
 from ..errors import Diverged
-from ..hooks import Observable, StepRecord
+from ..hooks import StepRecord
+from ..learner import OnlineLearner, RoundRefused, refused
 from ..losses import LOSSES, check_label, check_labels, get_loss
 from ..params import Tunable
 from ..sketch import MAX_SQUARED_MASS, ShrinkRecord
 from ..state import StateReader, all_or_nothing
 
-__all__ = ["LinearLearner", "RoundFailed", "QUIET", "NUMERICAL_FAILURES", "beta_overflow", "too_large"]
+__all__ = ["LinearLearner", "QUIET", "NUMERICAL_FAILURES", "beta_overflow", "too_large"]
 
 QUIET = {"over": "ignore", "invalid": "ignore", "divide": "ignore"}
 """numpy's error state inside a round and a state check: an overflow there is found by
@@ -35,11 +36,6 @@ NUMERICAL_FAILURES = (ValueError, ArithmeticError)
 """What a failed update raises: LinAlgError, FD's ShrinkFailed and :class:`Diverged` (from
 :func:`~explorer.adagrad.proximal._eigh`) are ValueErrors; numpy's FloatingPointError an
 ArithmeticError."""
-
-
-class RoundFailed(Exception):
-    """A round could not be computed; nothing of it was stored. The message says why
-    (the learner raises it as :class:`explorer.errors.Diverged`)."""
 
 
 def beta_overflow(eta: float, delta: float | None = None) -> str:
@@ -54,14 +50,14 @@ def too_large(name: str, squared: float) -> ValueError:
                       f"its largest entry")
 
 
-class LinearLearner(Observable, Tunable):
+class LinearLearner(OnlineLearner, Tunable):
     """Shared plumbing: validation, the loss and its gradient, ``predict``, ``learn``,
     ``step``, ``learn_many``, the all-or-nothing round, and the state every learner keeps
     (``d``, ``loss``, ``beta``, ``t``, ``eta``).
 
     Subclasses implement ``_update(slope, x, squared_gradient)``: compute the update for the
     gradient ``slope * x`` (``self.t`` already counts this round), check it, and store it --
-    or raise :class:`RoundFailed` with nothing stored. It returns the round's
+    or raise :class:`~explorer.learner.RoundRefused` with nothing stored. It returns the round's
     :class:`~explorer.sketch.ShrinkRecord` (AdaGrad's sketches) or None.
     """
 
@@ -103,7 +99,7 @@ class LinearLearner(Observable, Tunable):
         """
         x, y, squared = self._checked(x, y)
         with np.errstate(**QUIET):
-            return self._learn_row(x, y, squared, None)
+            return self._learn_row(x, y, squared, None)[0]
 
     def step(self, x, y) -> StepRecord:
         """:meth:`learn`'s round, returning its :class:`~explorer.hooks.StepRecord`: ``loss``,
@@ -113,10 +109,7 @@ class LinearLearner(Observable, Tunable):
         Hooks receive this same record."""
         x, y, squared = self._checked(x, y)
         with np.errstate(**QUIET):
-            record = self._record(*self._round(x, y, squared, None))
-        if self._hooks:
-            self._emit(record)
-        return record
+            return self._learn_row(x, y, squared, None, True)[1]
 
     def _checked(self, x, y) -> tuple[np.ndarray, float, float]:
         """One row and its label as a round takes them, with ``||x||^2``, or ``ValueError``."""
@@ -143,15 +136,16 @@ class LinearLearner(Observable, Tunable):
         losses = np.empty(X.shape[0])
         with all_or_nothing(self), np.errstate(**QUIET):
             for i, (x, label, row_squared) in enumerate(zip(X, y, squared)):
-                losses[i] = self._learn_row(x, float(label), float(row_squared), i)
+                losses[i] = self._learn_row(x, float(label), float(row_squared), i)[0]
         return losses
 
-    def _learn_row(self, x: np.ndarray, y: float, squared: float, row: int | None) -> float:
-        """One round of ``learn``: its loss; the record is built only for listening hooks."""
+    def _learn_row(self, x: np.ndarray, y: float, squared: float, row: int | None,
+                   record: bool = False) -> tuple[float, StepRecord | None]:
+        """One round: its loss and its record, built only for ``step`` or listening hooks."""
         result = self._round(x, y, squared, row)
-        if self._hooks:
-            self._emit(self._record(*result))
-        return result[0]
+        if not (record or self._hooks):
+            return result[0], None
+        return result[0], self._emit_step(self._record(*result))
 
     def _round(self, x: np.ndarray, y: float, squared: float,
                row: int | None) -> tuple[float, float, float, ShrinkRecord | None]:
@@ -175,7 +169,7 @@ class LinearLearner(Observable, Tunable):
             shrink = self._update(slope, x, squared_gradient)
         except BaseException as error:  # _update stored nothing
             self.t -= 1
-            if isinstance(error, RoundFailed):
+            if isinstance(error, RoundRefused):
                 raise self._diverged(row, str(error)) from None
             raise
         return loss, z, slope, shrink
@@ -186,8 +180,7 @@ class LinearLearner(Observable, Tunable):
 
     def _diverged(self, row: int | None, why: str) -> Diverged:
         where = "x" if row is None else f"X row {row}"
-        return Diverged(f"{where} (round t = {self.t + 1}): {why}; nothing was updated",
-                        row=row or 0, t=self.t + 1)
+        return refused(f"{where} (round t = {self.t + 1})", why, row=row or 0, t=self.t + 1)
 
     def _update(self, slope: float, x: np.ndarray, squared_gradient: float) -> ShrinkRecord | None:
         raise NotImplementedError

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..learner import RoundRefused
 from ..state import StateReader, stateful
-from .linear import LinearLearner, RoundFailed, beta_overflow
+from .linear import LinearLearner, beta_overflow
 
 __all__ = ["OGD"]
 
@@ -35,7 +36,7 @@ class OGD(LinearLearner):
             return
         beta = self.beta - (self._eta / np.sqrt(self.t)) * (slope * x)
         if not np.isfinite(beta).all():
-            raise RoundFailed(beta_overflow(self._eta))
+            raise RoundRefused(beta_overflow(self._eta))
         self.beta = beta
 
     def state_dict(self) -> dict:

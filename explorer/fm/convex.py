@@ -46,7 +46,8 @@ import scipy.sparse
 
 from .._validation import check_float, check_int
 from ..errors import Diverged
-from ..hooks import Observable, StepRecord
+from ..hooks import StepRecord
+from ..learner import OnlineLearner, RoundRefused, refused
 from ..losses import check_label, get_loss
 from ..params import Tunable
 from ..run import History
@@ -74,9 +75,10 @@ it diverged), so ``Theta`` is always finite. S-FTRL's sketch has Frequent Direct
 limit on ``||B+||_F^2`` and ``||B-||_F^2`` (:data:`~explorer.sketch.MAX_SQUARED_MASS`)."""
 
 
-class RoundFailed(Exception):
-    """Raised inside a round, before it stored anything; ``learn``, ``step`` and
-    ``progressive`` turn it into :class:`~explorer.errors.Diverged` with the row's number."""
+RoundFailed = RoundRefused
+"""The family's name for :class:`~explorer.learner.RoundRefused` (:mod:`explorer.fm.learners`
+lists it): raised inside a round, before it stored anything; ``learn``, ``step`` and
+``progressive`` turn it into :class:`~explorer.errors.Diverged` with the row's number."""
 
 
 def _check_loss(loss) -> str:
@@ -85,7 +87,7 @@ def _check_loss(loss) -> str:
     return loss
 
 
-class ConvexFM(Observable, Tunable):
+class ConvexFM(OnlineLearner, Tunable):
     """The round every compact convex FM learner plays (Luo et al., KDD 2018, section 3):
     predict ``z_t = a_hat_t^T Theta_t a_hat_t`` (``_z``), suffer ``phi(z_t)``, and add the
     gradient ``q_t a_hat_t a_hat_t^T``, ``q_t = phi'(z_t)`` (``_update``, the learner's rule):
@@ -93,7 +95,7 @@ class ConvexFM(Observable, Tunable):
 
     Shared protocol: validation, the loss with its factor, predict / learn / step /
     progressive, events, ``with_params(eta=...)``, and the all-or-nothing guarantees
-    (``RoundFailed`` inside a round, ``_transaction`` around a call of :meth:`progressive`)."""
+    (``RoundRefused`` inside a round, ``_transaction`` around a call of :meth:`progressive`)."""
 
     HOT = ("eta",)
     _default_eta = FTRL_DEFAULT_ETA
@@ -139,8 +141,7 @@ class ConvexFM(Observable, Tunable):
         for S-FTRL the ``shrink`` this round caused (a
         :class:`~explorer.sketch.ShrinkRecord`, else None), ``rank`` and ``part_ranks``
         (occupied rows of ``B+`` and ``B-``). Hooks receive this same record."""
-        z, loss, q, shrink, record = self._checked_round(x, y)
-        return record if record is not None else self._record(z, loss, q, shrink)
+        return self._checked_round(x, y, True)[4]
 
     def progressive(self, X, y) -> History:
         """Play the stream ``(X, y)``: predict each row, then learn it; the per-round
@@ -186,27 +187,27 @@ class ConvexFM(Observable, Tunable):
                     for t in range(n):
                         predictions[t], losses[t], scales[t], _, _ = play(None, X[t], labels[t], True)
                         clock[t] = now()
-        except RoundFailed as failure:
+        except RoundRefused as failure:
             raise self._diverged(failure, row=t) from None
         return History({"t": np.arange(t0 + 1, t0 + n + 1), "prediction": predictions, "loss": losses,
                         "gradient_scale": scales, "seconds": clock - start})
 
-    def _checked_round(self, x, y) -> tuple:
+    def _checked_round(self, x, y, record: bool = False) -> tuple:
         """One round on a row and label checked here: ``_round``'s tuple, or ``Diverged``."""
         idx, val = as_fm_row(x, self.d)
         y = check_label(y, self.loss, bound=MAX_LABEL)
         try:
-            return self._round(*self._augment(idx, val), y, quiet=False)
-        except (RoundFailed, FloatingPointError) as failure:
+            return self._round(*self._augment(idx, val), y, quiet=False, record=record)
+        except (RoundRefused, FloatingPointError) as failure:
             raise self._diverged(failure, row=0) from None
 
     def _diverged(self, failure: Exception, row: int) -> Diverged:
         """The error for a round that failed at ``row`` of a call (the state is as before it):
-        ``failure`` is a ``RoundFailed``, or numpy's ``FloatingPointError`` under
+        ``failure`` a :class:`~explorer.learner.RoundRefused`, or numpy's ``FloatingPointError`` under
         ``np.seterr(all="raise")``, which a round raises only before it stores anything."""
         t = self.t + row + 1
-        return Diverged(f"{type(self).__name__}: row {row} of this call (round {t}): {failure}; "
-                        "nothing was updated", row=row, t=t)
+        return refused(f"{type(self).__name__}: row {row} of this call (round {t})", failure,
+                       row=row, t=t)
 
     def _augment(self, idx, val):
         """``a_hat = [a; 1]`` as ``(indices, values)`` (``indices`` None for a dense row)."""
@@ -221,30 +222,28 @@ class ConvexFM(Observable, Tunable):
         idx_hat[n] = self.d
         return idx_hat, val_hat
 
-    def _round(self, idx, val, y: float, quiet: bool) -> tuple:
+    def _round(self, idx, val, y: float, quiet: bool, record: bool = False) -> tuple:
         """One round on a validated ``a_hat`` (bias entry included); returns what it computed,
-        ``(z, loss, q, shrink, record)``: ``record`` is the :class:`StepRecord` sent to
-        hooks, built only when some hook listens (else None: :meth:`step` builds it).
+        ``(z, loss, q, shrink, step)``: ``step`` is the round's :class:`StepRecord`, built
+        only for ``record`` (:meth:`step`) or a listening hook (which receives it), else None.
         ``quiet``: numpy's warnings are silenced already (:meth:`progressive`'s loop).
 
-        All or nothing: raises ``RoundFailed`` having stored nothing. ``|z| <= 1e150``
+        All or nothing: raises ``RoundRefused`` having stored nothing. ``|z| <= 1e150``
         and ``|y| <= 1e150`` keep the loss and ``q`` finite; ``_update`` checks its own
         numbers before it stores them, and the round is counted once it has.
         """
         squared_norm = _ddot(val, val)  # ||a_hat||^2: finite, at most 1e300 (checked input)
         z = self._z(idx, val) if quiet else self._prediction(idx, val, squared_norm)
         if not abs(z) <= MAX_PREDICTION:  # also NaN
-            raise RoundFailed(f"the prediction z = {z:.3g} is not within +-{MAX_PREDICTION:.0e}: "
+            raise RoundRefused(f"the prediction z = {z:.3g} is not within +-{MAX_PREDICTION:.0e}: "
                                f"the learner diverged; lower eta (now {self.eta:g})")
         loss = self._factor * float(self._loss.value(z, y))
         q = self._factor * float(self._loss.derivative(z, y))
         shrink = self._update(idx, val, q, squared_norm)
         self.t += 1
-        record = None
-        if self._hooks:
-            record = self._record(z, loss, q, shrink)
-            self._emit(record)
-        return z, loss, q, shrink, record
+        if not (record or self._hooks):
+            return z, loss, q, shrink, None
+        return z, loss, q, shrink, self._emit_step(self._record(z, loss, q, shrink))
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -276,7 +275,7 @@ class ConvexFM(Observable, Tunable):
     def _update(self, idx, val, q: float, squared_norm: float):
         """Add round ``t + 1``'s gradient ``q a_hat a_hat^T`` (``squared_norm`` =
         ``||a_hat||^2``) and return the sketch's :class:`~explorer.sketch.ShrinkRecord` if
-        it shrank, else None; raise ``RoundFailed`` (having stored nothing) if its numbers
+        it shrank, else None; raise ``RoundRefused`` (having stored nothing) if its numbers
         would leave the finite range."""
         raise NotImplementedError
 

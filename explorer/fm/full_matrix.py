@@ -14,8 +14,9 @@ from typing import Iterator
 import numpy as np
 import scipy.linalg
 
+from ..learner import RoundRefused
 from ..state import StateReader, copy_array
-from .convex import MAX_THETA_ENTRY, ConvexFM, RoundFailed
+from .convex import MAX_THETA_ENTRY, ConvexFM
 
 __all__ = ["FullMatrixFM", "largest_magnitude"]
 
@@ -69,7 +70,7 @@ class FullMatrixFM(ConvexFM):
         if not bound <= MAX_THETA_ENTRY:
             bound = largest_magnitude(self._theta) + growth
             if not bound <= MAX_THETA_ENTRY:
-                raise RoundFailed(f"an entry of Theta would pass {MAX_THETA_ENTRY:.0e} (step * q * "
+                raise RoundRefused(f"an entry of Theta would pass {MAX_THETA_ENTRY:.0e} (step * q * "
                                    f"||a_hat||^2 = {growth:.3g}): the learner diverged; lower eta "
                                    f"(now {self.eta:g}) or rescale the data")
         if idx is None:

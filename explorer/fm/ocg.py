@@ -49,8 +49,9 @@ import scipy.linalg
 
 from .._validation import check_int, check_scale
 from ..hooks import StepRecord
+from ..learner import RoundRefused
 from ..state import StateReader, copy_array, generator_json, stateful
-from .convex import MAX_THETA_ENTRY, ConvexFM, RoundFailed
+from .convex import MAX_THETA_ENTRY, ConvexFM
 
 __all__ = ["OCGFM", "leading_eigenpair", "OCG_DEFAULT_ETA", "OCG_DEFAULT_TAU", "OCG_MAX_SIDE",
            "OCG_MAX_ITERATIONS", "OCG_MAX_POWER_WORK"]
@@ -196,14 +197,14 @@ class OCGFM(ConvexFM):
 
     def _update(self, idx, val, q: float, squared_norm: float):
         """Add ``q a_hat a_hat^T`` to ``S`` and move ``Theta`` toward the ball's linear minimizer;
-        everything is computed first and stored at the end (``RoundFailed`` stores nothing)."""
+        everything is computed first and stored at the end (``RoundRefused`` stores nothing)."""
         t = self.t + 1
         growth = abs(q) * squared_norm
         bound = self._bound + growth
         if not bound <= MAX_THETA_ENTRY:
             bound = float(np.abs(self._sum).max()) + growth
             if not bound <= MAX_THETA_ENTRY:
-                raise RoundFailed(f"an entry of the gradient sum would pass {MAX_THETA_ENTRY:.0e} "
+                raise RoundRefused(f"an entry of the gradient sum would pass {MAX_THETA_ENTRY:.0e} "
                                   f"(|q| ||a_hat||^2 = {growth:.3g}): the learner diverged; rescale the data")
         # G v 2^-k with 2^k about eta max|S| + 2 tau: nothing overflows (eta and tau lie in
         # SCALES), and a power of two scales exactly, so the unit vectors do not depend on k
@@ -235,7 +236,7 @@ class OCGFM(ConvexFM):
         if not (np.isfinite(values).all() and np.isfinite(basis).all() and np.isfinite(direction).all()):
             if rng_state is not None:
                 self._rng.bit_generator.state = rng_state
-            raise RoundFailed("the eigenvector of the gradient sum is not finite: the learner "
+            raise RoundRefused("the eigenvector of the gradient sum is not finite: the learner "
                               f"diverged; lower eta (now {self.eta:g})")
         # commit
         if idx is None:

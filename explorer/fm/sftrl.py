@@ -18,9 +18,10 @@ import numpy as np
 
 from ..hooks import StepRecord
 from ..sketch import GeneralizedFrequentDirections, ShrinkFailed
+from ..learner import RoundRefused
 from ..state import StateReader, state_part, stateful
 from ._shrink import PartMemo
-from .convex import ConvexFM, RoundFailed
+from .convex import ConvexFM
 
 __all__ = ["SketchedFTRL"]
 
@@ -126,9 +127,9 @@ class SketchedFTRL(ConvexFM):
         try:
             shrink = self.sketch.insert(row, q > 0, columns=idx, rule=memo.shrink_rule(idx, part.m))
         except ShrinkFailed as error:
-            raise RoundFailed(f"the sketch's shrink failed ({error})") from None
+            raise RoundRefused(f"the sketch's shrink failed ({error})") from None
         except ValueError:
-            raise RoundFailed(
+            raise RoundRefused(
                 f"the gradient row sqrt(|q|) a_hat (q = {q:.3g}) would take the sketch's total "
                 f"squared norm past Frequent Directions' limit: the learner diverged; lower eta "
                 f"(now {self.eta:g}) or rescale the data") from None

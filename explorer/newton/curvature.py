@@ -22,6 +22,7 @@ from scipy.linalg.lapack import dpotrs
 
 from .._validation import all_finite, check_matrix_size
 from ..errors import Diverged
+from ..learner import RoundRefused
 from ..oja import OjaSketch
 from ..sketch import (
     MAX_SQUARED_MASS, FrequentDirections, RandomProjectionSketch, RobustFrequentDirections,
@@ -29,7 +30,7 @@ from ..sketch import (
 )
 from ..state import StateReader, copy_array, state_part
 
-__all__ = ["SketchCurvature", "FullCurvature", "Refused", "SKETCHES", "TINY_SQUARED_ROW",
+__all__ = ["SketchCurvature", "FullCurvature", "SKETCHES", "TINY_SQUARED_ROW",
            "STATE_TOLERANCE", "make_curvature", "check_size", "check_row"]
 
 #: The curvature each ``sketch=`` names: RFD-SON, FD-SON, RP-SON, Oja-SON, FULL-ON.
@@ -42,10 +43,6 @@ TINY_SQUARED_ROW = 1e-290
 #: How far a loaded ``K``, Cholesky factor or ``H^{-1}`` may be from what its sketch
 #: implies (relative): rounding over a long run stays far below, a tampered file does not.
 STATE_TOLERANCE = 1e-6
-
-
-class Refused(ValueError):
-    """A round that cannot be taken (the caller says which, and keeps nothing of it)."""
 
 
 def check_size(kind: str, d: int, m: int, fast: bool) -> None:
@@ -75,17 +72,17 @@ def make_curvature(kind: str, d: int, m: int, alpha0: float, fast: bool, seed: i
 
 def check_row(row: np.ndarray, g: np.ndarray, mass: float) -> bool:
     """False for a zero gradient (nothing to add); True for a row the curvature can
-    take; else :class:`Refused`: a squared norm that underflows
+    take; else :class:`~explorer.learner.RoundRefused`: a squared norm that underflows
     (:data:`TINY_SQUARED_ROW`) or takes the sketch's ``mass`` past :data:`MAX_SQUARED_MASS`."""
     squared = _ddot(row, row)
     if squared == 0.0 and not g.any():
         return False
     if not squared >= TINY_SQUARED_ROW:
-        raise Refused(f"the curvature row sqrt(mu + eta_t) g_t is too small (squared norm "
+        raise RoundRefused(f"the curvature row sqrt(mu + eta_t) g_t is too small (squared norm "
                       f"{squared:.3g} < {TINY_SQUARED_ROW:.0e}, where its products underflow); "
                       f"rescale the data or the labels up")
     if not mass + squared <= MAX_SQUARED_MASS:
-        raise Refused(f"the curvature row sqrt(mu + eta_t) g_t is too large (the sketched "
+        raise RoundRefused(f"the curvature row sqrt(mu + eta_t) g_t is too large (the sketched "
                       f"squared norm would pass {MAX_SQUARED_MASS:.0e}, where a shrink "
                       f"overflows); rescale the data or the labels down")
     return True

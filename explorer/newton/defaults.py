@@ -43,9 +43,10 @@ import numpy as np
 from scipy.linalg.blas import ddot as _ddot
 
 from .._validation import SCALES, check_scale
+from ..learner import RoundRefused
 from ..sketch import MAX_SQUARED_MASS
 from ..state import StateReader
-from .curvature import Refused, check_row
+from .curvature import check_row
 
 __all__ = ["AUTO", "AUTO_SLAB", "AUTO_NAMES", "PLACEHOLDERS", "MAX_CURVATURE", "UNSKETCHED_SAFETY",
            "FIXED_SHIFT_SKETCHES", "SCALE_AGREEMENT", "default_mu", "auto_settings", "unsketched_alpha0",
@@ -251,14 +252,14 @@ class AutoDefaults:
         rules of :mod:`explorer.newton.defaults`: each pending one of ``C``, ``eta``, ``mu``
         from ``Y = |y|``; ``alpha0 = ||sqrt(mu + eta_t) g||^2`` (RFD-SON, FULL-ON) or
         ``2 l''_max ||x||^2`` (FD, RP, Oja-SON, raised by later rows: :meth:`_raise_alpha0`).
-        Raises :class:`Refused` for settings out of range; the caller undoes everything."""
+        Raises :class:`~explorer.learner.RoundRefused` for settings out of range; the caller undoes everything."""
         pending = set(self._pending)
         if pending & {"C", "eta", "mu"}:
             try:
                 labels = auto_settings(self.loss, abs(y), slab="C" in pending, eta="eta" in pending,
                                        mu="mu" in pending)
             except ValueError as error:
-                raise Refused(str(error)) from None
+                raise RoundRefused(str(error)) from None
             self.C = labels.get("C", self.C)
             self._eta = labels.get("eta", self._eta)
             self.mu = labels.get("mu", self.mu)
@@ -295,7 +296,7 @@ class AutoDefaults:
         """FD/RP/Oja-SON's auto alpha0 for the row x (:func:`unsketched_alpha0`)."""
         alpha0 = unsketched_alpha0(self.loss, _ddot(x, x))
         if not 0.0 < alpha0 <= MAX_SQUARED_MASS:
-            raise Refused(f"the auto alpha0 2 l''_max |x|^2 = {alpha0:.3g} for this row is outside "
+            raise RoundRefused(f"the auto alpha0 2 l''_max |x|^2 = {alpha0:.3g} for this row is outside "
                            f"(0, {MAX_SQUARED_MASS:.0e}]; rescale the data")
         return alpha0
 

@@ -19,11 +19,12 @@ import numpy as np
 
 from .._validation import SCALES, all_finite, as_labeled_rows, as_row, check_choice, check_int
 from ..errors import Diverged
-from ..hooks import Observable, StepRecord
+from ..hooks import StepRecord
+from ..learner import OnlineLearner, RoundRefused, refused
 from ..losses import check_label, check_labels, get_loss
 from ..params import Tunable
 from ..state import all_or_nothing, stateful
-from .curvature import SKETCHES, Refused, check_row, check_size, make_curvature
+from .curvature import SKETCHES, check_row, check_size, make_curvature
 from .defaults import AUTO, ETA_SCHEDULES, SUPPORTED_LOSSES, AutoDefaults
 from .persistence import NewtonState
 
@@ -65,7 +66,7 @@ def project_on_slab(u: np.ndarray, x: np.ndarray, C: float, alpha: float,
     if abs(z) <= C:
         return u, z, z
     if not math.isfinite(z):
-        raise Refused("the prediction u^T x overflows")
+        raise RoundRefused("the prediction u^T x overflows")
     excess = np.sign(z) * (abs(z) - C)
     squared = float(x @ x)
     w = None
@@ -73,7 +74,7 @@ def project_on_slab(u: np.ndarray, x: np.ndarray, C: float, alpha: float,
         try:
             solved = solve(x)
         except (ArithmeticError, np.linalg.LinAlgError) as error:
-            raise Refused(f"the slab projection failed ({error})") from None
+            raise RoundRefused(f"the slab projection failed ({error})") from None
         # x^T H^{-1} x >= |x|^2 / lambda_max(H); next to its largest possible value
         # |x|^2 / alpha it is numerically zero only when rounding ate it (scale-free)
         norm = float(x @ solved)
@@ -85,13 +86,13 @@ def project_on_slab(u: np.ndarray, x: np.ndarray, C: float, alpha: float,
         w = _moved(u, excess, x, squared)
     at = float(w @ x) if w is not None else math.nan
     if not math.isfinite(at):
-        raise Refused("the slab projection overflows")
+        raise RoundRefused("the slab projection overflows")
     face = math.copysign(C, z)
     return w, (at if abs(at - face) <= FACE_MISS * C else face), face
 
 
 @stateful
-class SketchedOnlineNewton(AutoDefaults, NewtonState, Tunable, Observable):
+class SketchedOnlineNewton(AutoDefaults, NewtonState, Tunable, OnlineLearner):
     r"""Sketched online Newton step: RFD-SON, FD-SON, RP-SON, Oja-SON, FULL-ON.
 
     Round t, with ``f_t(w) = l(w^T x_t, y_t)`` and ``H_{t-1}`` the curvature so far:
@@ -260,8 +261,8 @@ class SketchedOnlineNewton(AutoDefaults, NewtonState, Tunable, Observable):
             provisional = self._pending or self._anchor is not None
             with _quiet(), all_or_nothing(self) if provisional else contextlib.nullcontext():
                 done = self._round(x, y, undoable=True, record=record)
-        except Refused as refusal:
-            raise Diverged(f"x: {refusal}; nothing was updated", t=self.t + 1) from None
+        except RoundRefused as refusal:
+            raise refused("x", refusal, t=self.t + 1) from None
         self.last_prediction = done[1]
         return done
 
@@ -287,9 +288,9 @@ class SketchedOnlineNewton(AutoDefaults, NewtonState, Tunable, Observable):
                 for i, (x, label) in enumerate(zip(X, y.tolist())):
                     try:
                         losses[i], predictions[i], _ = self._round(x, label, undoable=False)
-                    except Refused as refusal:
-                        raise Diverged(f"X row {i}: {refusal}; nothing was updated (the call is "
-                                       f"undone)", row=i, t=self.t + 1) from None
+                    except RoundRefused as refusal:
+                        raise refused(f"X row {i}", refusal, row=i, t=self.t + 1,
+                                      after=" (the call is undone)") from None
             self.last_prediction = float(predictions[-1])
         return (losses, predictions) if return_predictions else losses
 
@@ -300,14 +301,14 @@ class SketchedOnlineNewton(AutoDefaults, NewtonState, Tunable, Observable):
     def _round(self, x: np.ndarray, y: float, undoable: bool,
                record: bool = False) -> tuple[float, float, StepRecord | None]:
         """One round (Algorithm 5) on a checked row and label: ``(loss, w_t^T x, record)``,
-        or :class:`~explorer.newton.curvature.Refused` with nothing of the learner's stored
+        or :class:`~explorer.learner.RoundRefused` with nothing of the learner's stored
         (the curvature is put back if ``undoable``; ``learn_many`` restores its own snapshot).
         The :class:`~explorer.hooks.StepRecord` is built only for ``step`` or a hook."""
         self._check_anchor(x, y)
         w, at, z = self._project(x)  # 1. w_t, the slab projection of u_t
         loss, slope = self._loss_function.value_and_derivative(at, y)  # 2. l(w_t^T x), l'
         if not (math.isfinite(loss) and math.isfinite(slope)):
-            raise Refused(f"the loss at the prediction {z:.6g} and the label {y:.6g} overflows")
+            raise RoundRefused(f"the loss at the prediction {z:.6g} and the label {y:.6g} overflows")
         t, shrink, u = self.t + 1, None, w  # u_{t+1} = w_t when g_t = 0
         if slope != 0.0:
             if self._pending and x.any():
@@ -330,13 +331,11 @@ class SketchedOnlineNewton(AutoDefaults, NewtonState, Tunable, Observable):
                         raise
                     if raised is not None and undoable:
                         raised()
-                    raise Refused(f"the Newton step failed ({error})") from None
+                    raise RoundRefused(f"the Newton step failed ({error})") from None
         self.u, self.t = u, t
         if not (record or self._hooks):
             return loss, z, None
-        done = StepRecord(t=t, loss=loss, prediction=z, gradient_scale=slope, shrink=shrink,
-                          alpha=self.alpha, rank=self._curvature.rank,
-                          condition_number=self.condition_number() if self._hooks else None)
-        if self._hooks:
-            self._emit(done)
-        return loss, z, done
+        return loss, z, self._emit_step(StepRecord(
+            t=t, loss=loss, prediction=z, gradient_scale=slope, shrink=shrink, alpha=self.alpha,
+            rank=self._curvature.rank,
+            condition_number=self.condition_number() if self._hooks else None))

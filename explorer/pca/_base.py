@@ -41,7 +41,8 @@ from scipy.linalg.blas import ddot as _ddot
 
 from .._validation import as_matrix, as_row, as_rows, check_float, check_int
 from ..errors import Diverged
-from ..hooks import Observable, StepRecord
+from ..hooks import StepRecord
+from ..learner import OnlineLearner
 from ..params import Tunable
 from ..state import StateReader, copy_array, generator_json
 
@@ -281,7 +282,7 @@ def log_normalize(log_v: np.ndarray) -> np.ndarray:
     return log_v - (top + np.log(np.sum(np.exp(log_v - top))))
 
 
-class RoundLearner(Observable, Tunable):
+class RoundLearner(OnlineLearner, Tunable):
     """The round protocol of every learner of the family (docs/architecture.md).
 
     A subclass writes the algorithm once, as ``_round(x, record) -> (loss, step)``: it

@@ -81,10 +81,7 @@ class FollowTheLeaderPCA(RoundLearner):
         self.last_loss = loss
         if not (record or self._hooks):
             return loss, None
-        step = StepRecord(t=self.t, loss=loss)
-        if self._hooks:
-            self._emit(step)
-        return loss, step
+        return loss, self._emit_step(StepRecord(t=self.t, loss=loss))
 
     def state_dict(self) -> dict:
         """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""

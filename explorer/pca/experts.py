@@ -88,12 +88,8 @@ class AdaptiveBestSubset(RandomizedLogWeights):
         if not (record or self._hooks):
             return loss, None
         step = StepRecord(t=t, loss=loss, alpha=self.alpha, expected_loss=expected)
-        if self._hooks:
-            for event in mixing_events(t, self.alpha, probs, supports, self.n, chosen, log_v,
-                                       log_w_hat, log_w_next, n_capped):
-                self._emit(event)
-            self._emit(step)
-        return loss, step
+        return loss, self._emit_step(step, lambda: mixing_events(
+            t, self.alpha, probs, supports, self.n, chosen, log_v, log_w_hat, log_w_next, n_capped))
 
     def expected_loss(self, losses) -> float:
         r""":math:`(n-k)\, w_t^T \ell` for the current weights (no update)."""

@@ -111,12 +111,8 @@ class OnlineAdaptivePCA(DensityMatrixLearner):
         condition, rank = self._spectrum_summary(log_w_next)
         step = StepRecord(t=t, loss=loss, alpha=self.alpha, condition_number=condition, rank=rank,
                           expected_loss=expected)
-        if self._hooks:
-            for event in mixing_events(t, self.alpha, probs, supports, self.n, chosen, log_v,
-                                       log_w_hat, log_w_next, n_capped):
-                self._emit(event)
-            self._emit(step)
-        return loss, step
+        return loss, self._emit_step(step, lambda: mixing_events(
+            t, self.alpha, probs, supports, self.n, chosen, log_v, log_w_hat, log_w_next, n_capped))
 
     def expected_loss(self, x) -> float:
         """:math:`(n-k)\\operatorname{tr}(W_t x x^T)` for the current ``W`` (no update)."""

@@ -122,12 +122,9 @@ class VarianceMinSphere(DensityMatrixLearner):
         condition, rank = self._spectrum_summary(log_next)
         step = StepRecord(t=t, loss=loss, alpha=self.alpha, condition_number=condition, rank=rank,
                           expected_loss=expected)
-        if self._hooks:
-            self._emit(DecomposeEvent(t=t, probs=sigma, corners=np.eye(self.n), chosen=chosen))
-            self._emit(FixedShareEvent(t=t, v=np.exp(log_v), w_hat=np.exp(log_next),
-                                       alpha=self.alpha))
-            self._emit(step)
-        return loss, step
+        return loss, self._emit_step(step, lambda: (
+            DecomposeEvent(t=t, probs=sigma, corners=np.eye(self.n), chosen=chosen),
+            FixedShareEvent(t=t, v=np.exp(log_v), w_hat=np.exp(log_next), alpha=self.alpha)))
 
     def expected_loss(self, C) -> float:
         r""":math:`\operatorname{tr}(Y_t C)` for the current ``Y`` (no update; ``C`` as ``learn``'s)."""
@@ -199,11 +196,8 @@ class VarianceMinSimplex(RoundLearner):
         if not (record or self._hooks):
             return loss, None
         step = StepRecord(t=t, loss=loss, alpha=self.alpha)
-        if self._hooks:
-            self._emit(FixedShareEvent(t=t, v=np.exp(log_v), w_hat=np.exp(log_next),
-                                       alpha=self.alpha))
-            self._emit(step)
-        return loss, step
+        return loss, self._emit_step(step, lambda: (
+            FixedShareEvent(t=t, v=np.exp(log_v), w_hat=np.exp(log_next), alpha=self.alpha),))
 
     def state_dict(self) -> dict:
         """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
