@@ -158,6 +158,7 @@ class NewtonRace(Race):
         self.curvatures = {name: np.zeros((d, d)) for name in learners
                            if name in SKETCHED and d <= ORACLE_MAX_D}
         self.shrinks: dict[str, tuple[int, float]] = {}
+        self._fresh: set[str] = set()  # learners whose record is of their round just played
 
     @property
     def diverged(self) -> dict[str, int]:
@@ -182,6 +183,7 @@ class NewtonRace(Race):
         for name, record in self.records.items():
             if record.t != self.t:
                 continue
+            self._fresh.add(name)
             self.correct[name] += record.prediction * label > 0
             if record.shrink is not None:
                 self.shrinks[name] = (record.t, float(record.shrink.delta))
@@ -221,9 +223,24 @@ class NewtonRace(Race):
             point[f"loss_{key}"] = total
             point[f"regret_{key}"] = total - star
             point[f"accuracy_{key}"] = self.correct[name] / t if alive and t else np.nan
-            point[f"kappa_{key}"] = learner.condition_number() if alive else np.nan
+            point[f"kappa_{key}"] = self._condition_number(name) if alive else np.nan
             point[f"alpha_{key}"] = learner.alpha if alive and name != "ADAGRAD" else np.nan
         return point
+
+    def _condition_number(self, name: str) -> float:
+        """``kappa(H)`` of learner ``name`` now: its record's, when the record is of the
+        round just played and the learner was not replaced since (``with_params``, a load);
+        else computed (before the first round, after a change)."""
+        record = self.records.get(name)
+        if name in self._fresh and record.t == self.t and record.condition_number is not None:
+            return record.condition_number
+        return self.learners[name].condition_number()
+
+    def with_params(self, name: str, **changes) -> None:
+        """:meth:`explorer.race.Race.with_params`; the learner's last record no longer
+        describes its ``H``."""
+        super().with_params(name, **changes)
+        self._fresh.discard(name)
 
     def spectrum(self, name: str) -> tuple[np.ndarray, np.ndarray | None, float]:
         """The eigenvalues of sketched learner ``name``'s ``H`` along its sketch,
@@ -272,6 +289,7 @@ class NewtonRace(Race):
                    if key in learner.HOT):
                 self.learners[name] = type(learner).from_state_dict(learner_state)
         super().load_state_dict(state)
+        self._fresh.clear()
         self.correct, self.shrinks = dict(state["correct"]), dict(state["shrinks"])
         self.curvatures = {name: matrix.copy() for name, matrix in state["curvatures"].items()}
 

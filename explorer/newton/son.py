@@ -247,8 +247,8 @@ class SketchedOnlineNewton(AutoDefaults, NewtonState, Tunable, OnlineLearner):
         class docstring; hooks receive this same record).
 
         >>> rec = SketchedOnlineNewton(2, m=2).step([2.0, 0.0], 1.0)
-        >>> rec.t, rec.loss, rec.prediction, rec.gradient_scale, rec.shrink, rec.rank
-        (1, 1.0, 0.0, -2.0, None, 1)
+        >>> rec.t, rec.loss, rec.prediction, rec.gradient_scale, rec.shrink, rec.rank, rec.condition_number
+        (1, 1.0, 0.0, -2.0, None, 1, 2.0)
         """
         return self._checked_round(x, y, True)[2]
 
@@ -337,5 +337,4 @@ class SketchedOnlineNewton(AutoDefaults, NewtonState, Tunable, OnlineLearner):
             return loss, z, None
         return loss, z, self._emit_step(StepRecord(
             t=t, loss=loss, prediction=z, gradient_scale=slope, shrink=shrink, alpha=self.alpha,
-            rank=self._curvature.rank,
-            condition_number=self.condition_number() if self._hooks else None))
+            rank=self._curvature.rank, condition_number=self.condition_number()))
