@@ -23,7 +23,7 @@ import numpy as np
 from ._validation import check_int
 from .errors import Diverged
 
-__all__ = ["History", "run", "learn_until_divergence", "running_average", "progress_bar"]
+__all__ = ["History", "run", "learn_until_divergence", "running_average", "running_rmse", "progress_bar"]
 
 
 class History:
@@ -263,6 +263,16 @@ def running_average(values) -> np.ndarray:
     [4.0, 3.0, 3.0]
     """
     return np.cumsum(values) / np.arange(1, len(values) + 1)
+
+
+def running_rmse(predictions, y) -> np.ndarray:
+    r"""The progressive RMSE after each round, :math:`\sqrt{\frac{1}{t} \sum_{s \le t} (z_s - y_s)^2}`
+    for predictions ``z`` (each made before its label ``y`` was seen).
+
+    >>> running_rmse(np.array([3.0, 5.0]), np.array([4.0, 4.0])).tolist()
+    [1.0, 1.0]
+    """
+    return np.sqrt(running_average((predictions - y) ** 2))
 
 
 # -- one step of a learner or a sketch ------------------------------------------------------

@@ -276,3 +276,13 @@ def test_running_average_is_the_mean_of_each_prefix(values):
     assert averages.shape == (len(values),)
     for t in range(1, len(values) + 1):
         assert averages[t - 1] == pytest.approx(np.mean(values[:t]), rel=1e-9, abs=1e-6)
+
+
+@given(st.lists(st.tuples(st.floats(-1e3, 1e3), st.floats(-1e3, 1e3)), min_size=1, max_size=40))
+def test_running_rmse_is_the_rmse_of_each_prefix(pairs):
+    from explorer.run import running_rmse
+
+    z, y = np.array(pairs).T
+    curve = running_rmse(z, y)
+    for t in range(1, len(y) + 1):
+        assert curve[t - 1] == pytest.approx(np.sqrt(np.mean((z[:t] - y[:t]) ** 2)), rel=1e-9, abs=1e-6)
