@@ -188,13 +188,11 @@ def test_subnormal_gradients_are_learned_or_refused(name):
 def test_classification_labels_must_be_plus_or_minus_one(name, loss):
     """Issue 13, item 9: labels of the classification losses were not checked."""
     learner = warmed_up(name, loss=loss)
-    before = learner.state_dict()
     for label in (0.0, 0.5, 2.0, -3.0):
-        with pytest.raises(ValueError, match=f"y must be -1 or \\+1 for the {loss} loss"):
-            learner.learn(np.ones(D), label)
-    with pytest.raises(ValueError, match=r"y\[2\] must be -1 or \+1"):
-        learner.learn_many(np.ones((3, D)), [1.0, -1.0, 0.0])
-    assert_same_state(before, learner.state_dict())
+        refused_cleanly(learner, lambda: learner.learn(np.ones(D), label),
+                        f"y must be -1 or \\+1 for the {loss} loss")
+    refused_cleanly(learner, lambda: learner.learn_many(np.ones((3, D)), [1.0, -1.0, 0.0]),
+                    r"y\[2\] must be -1 or \+1")
     learner.learn(np.ones(D), -1)  # an integer label is fine
 
 
@@ -269,9 +267,7 @@ def test_tampered_states_are_refused_naming_the_key(name):
     for key, bad in tampered:
         with pytest.raises(ValueError, match=repr(key).replace(".", r"\.") + "|" + key.split(".")[-1]):
             cls.from_state_dict(bad)
-        with pytest.raises(ValueError):
-            learner.load_state_dict(bad)
-        assert_same_state(state, learner.state_dict())
+        refused_cleanly(learner, lambda: learner.load_state_dict(bad))
 
 
 @pytest.mark.parametrize("key, value, name", [
@@ -309,9 +305,7 @@ def test_states_that_break_an_invariant_are_refused(key, value, name):
     learner = warmed_up(name)
     state = learner.state_dict()
     bad = {**state, key: value(np.asarray(state[key]) if isinstance(state[key], np.ndarray) else state[key])}
-    with pytest.raises(ValueError, match=key.split(".")[-1]):
-        learner.load_state_dict(bad)
-    assert_same_state(state, learner.state_dict())
+    refused_cleanly(learner, lambda: learner.load_state_dict(bad), key.split(".")[-1])
 
 
 @pytest.mark.parametrize("name", [name for name in NAMES if name not in ("ogd", "adam")])
@@ -429,6 +423,4 @@ def test_fuzz_tampered_states_are_refused_and_change_nothing(name, data):
     bad = data.draw(tampers(state))
     with pytest.raises(ValueError):
         type(learner).from_state_dict(bad)
-    with pytest.raises(ValueError):
-        learner.load_state_dict(bad)
-    assert_same_state(state, learner.state_dict())
+    refused_cleanly(learner, lambda: learner.load_state_dict(bad))

@@ -26,7 +26,7 @@ import scipy.linalg
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from explorer import load_state, save_state
+from explorer import load_state
 from explorer.errors import Diverged
 from explorer.pca import (
     AdaptiveBestSubset,
@@ -45,7 +45,7 @@ from explorer.pca import (
 from explorer.pca._base import MAX_LOSS, MAX_N, MAX_STEP
 from explorer.state import all_or_nothing
 import learner_checks as checks
-from state_checks import assert_same_state, snapshot, tamper
+from state_checks import assert_same_state, snapshot, tamper, through_a_file
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.filterwarnings("error::RuntimeWarning")]
 
@@ -507,10 +507,7 @@ def test_all_or_nothing_puts_a_learner_back_in_place(name):
 
 def test_a_saved_learner_round_trips_through_a_file():
     pca = fed("pca")
-    buffer = io.BytesIO()
-    save_state(pca, buffer)
-    buffer.seek(0)
-    assert_same_state(snapshot(load_state(buffer)), snapshot(pca))
+    assert_same_state(snapshot(through_a_file(pca)), snapshot(pca))
 
 
 # -- the comparators and the theory settings ------------------------------------------------------
