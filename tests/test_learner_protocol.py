@@ -1,0 +1,140 @@
+"""The online-learner protocol (explorer/learner.py), checked once for every learner of the
+zoo (tests/stateful_zoo.py): one base class, one internal refusal, one record per round
+whoever asked for it, and a refused round that is a Diverged naming its row and round with
+the learner bit for bit as before the call."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import math
+import pathlib
+
+import numpy as np
+import pytest
+
+from explorer import FTRLFM, OGD, OGDFM, AdaGrad, Adam, SketchedFTRL, SketchedOnlineNewton
+from explorer import FDSON, OCGFM, RFDSON, RPSON, AdaLR, FullON, OjaSON, RadaGrad
+from explorer.errors import Diverged
+from explorer.hooks import StepRecord
+from explorer.learner import OnlineLearner, RoundRefused, refused
+from state_checks import assert_same_state, snapshot
+from stateful_zoo import BATCHES, D, FEEDS, covariance, fed, labels, rows
+
+PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "explorer"
+LEARNERS = [name for name in FEEDS if callable(getattr(FEEDS[name][0](), "step", None))]
+UNLABELLED = ("OnlineAdaptivePCA", "FollowTheLeaderPCA", "AdaptiveBestSubset", "VarianceMinSphere",
+              "VarianceMinSimplex")
+
+
+def round_args(name, x, y) -> tuple:
+    """The arguments of ``learn``/``step`` for a round on the row ``x`` with label ``y``."""
+    if name == "AdaptiveBestSubset":
+        return (np.abs(x),)
+    x = covariance(x) if name.startswith("VarianceMin") else x
+    return (x,) if name in UNLABELLED else (x, y)
+
+
+def same(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    return a == b
+
+
+def test_the_zoo_has_every_family():
+    assert len(LEARNERS) == 20
+    assert set(UNLABELLED) < set(LEARNERS)
+
+
+@pytest.mark.parametrize("name", LEARNERS)
+def test_every_learner_is_an_online_learner(name):
+    assert isinstance(fed(name), OnlineLearner)
+
+
+@pytest.mark.parametrize("name", LEARNERS)
+def test_a_record_holds_the_same_fields_with_or_without_a_hook(name):
+    """``step`` without hooks, ``step`` with a hook and the hook's record agree field for
+    field; ``learn`` on a twin without hooks suffers the same loss and ends in the same state."""
+    quiet, heard, learned = fed(name), fed(name), fed(name)
+    events = []
+    heard.add_hook(events.append)
+    rng = np.random.default_rng(3)
+    for x, y in zip(rows(rng, 12) / 10, labels(rng, 12)):
+        args = round_args(name, x, y)
+        loss = learned.learn(*args)
+        alone, told = quiet.step(*args), heard.step(*args)
+        assert [e for e in events if e.kind == "step"][-1] is told
+        assert isinstance(alone, StepRecord) and alone.loss == loss
+        for field in dataclasses.fields(StepRecord):
+            a, b = getattr(alone, field.name), getattr(told, field.name)
+            if field.name == "shrink":
+                assert (a is None) == (b is None)
+            else:
+                assert same(a, b), (field.name, a, b)
+    assert_same_state(snapshot(quiet), snapshot(heard))
+    assert_same_state(snapshot(quiet), snapshot(learned))
+
+
+DIVERGING = {  # each labelled learner with its largest step size, fed rows of norm ~1e100
+    "SketchedOnlineNewton": lambda: SketchedOnlineNewton(D, m=3, alpha0=1e-100, eta=1e100, loss="squared"),
+    "RFDSON": lambda: RFDSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared"),
+    "FDSON": lambda: FDSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared"),
+    "RPSON": lambda: RPSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared", seed=1),
+    "OjaSON": lambda: OjaSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared", seed=1),
+    "FullON": lambda: FullON(D, alpha0=1e-100, eta=1e100, loss="squared"),
+    "AdaGrad": lambda: AdaGrad(D, variant="ffd", tau=2, eta=1e100, loss="squared"),
+    "OGD": lambda: OGD(D, eta=1e100, loss="squared"),
+    "Adam": lambda: Adam(D, eta=1e100, loss="squared"),
+    "SketchedFTRL": lambda: SketchedFTRL(D, m=3, eta=1e100),
+    "FTRLFM": lambda: FTRLFM(D, eta=1e100),
+    "OGDFM": lambda: OGDFM(D, eta=1e100),
+    "OCGFM": lambda: OCGFM(D, eta=1e100, tau=1e100, seed=0),
+    "AdaLR": lambda: AdaLR(D, tau=2, eta=1e100, loss="squared", seed=1),
+    "RadaGrad": lambda: RadaGrad(D, tau=2, eta=1e100, loss="squared", seed=1),
+}
+
+
+def test_every_labelled_learner_diverges_here():
+    assert sorted(DIVERGING) == sorted(name for name in LEARNERS if name not in UNLABELLED)
+
+
+@pytest.mark.parametrize("name", sorted(DIVERGING))
+def test_a_refused_batch_is_diverged_naming_its_row_and_round(name):
+    """The batch call (``learn_many``, ``progressive``) is undone whole; its Diverged says at
+    which row and round; replaying the rows before it one by one, the next ``learn`` and
+    ``step`` are refused at that same round, each leaving the learner as it was."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((50, D)) * 1e100, np.ones(50)
+    learner = DIVERGING[name]()
+    before = snapshot(learner)
+    with pytest.raises(Diverged) as raised:
+        BATCHES[name](learner, X, y)
+    assert_same_state(snapshot(learner), before)
+    row = raised.value.row
+    assert raised.value.t == learner.t + row + 1 and f"{row}" in str(raised.value)
+    for i in range(row):
+        learner.learn(X[i], y[i])
+    for call in ("learn", "step"):
+        before = snapshot(learner)
+        with pytest.raises(Diverged) as single:
+            getattr(learner, call)(X[row], y[row])
+        assert (single.value.row, single.value.t) == (0, raised.value.t)
+        assert_same_state(snapshot(learner), before)
+
+
+def test_a_refusal_is_one_type():
+    """No learner family defines its own exception: a round refuses with RoundRefused, which
+    the learner turns into Diverged through refused()."""
+    families = [PACKAGE / "newton", PACKAGE / "adagrad", PACKAGE / "fm", PACKAGE / "pca"]
+    own = [f"{path.relative_to(PACKAGE)}:{node.name}"
+           for family in families for path in sorted(family.rglob("*.py"))
+           for node in ast.walk(ast.parse(path.read_text()))
+           if isinstance(node, ast.ClassDef)
+           and any(isinstance(base, ast.Name) and base.id.endswith(("Error", "Exception", "Refused", "Failed"))
+                   for base in node.bases)]
+    assert own == []
+    assert issubclass(RoundRefused, ValueError) and not issubclass(RoundRefused, Diverged)
+    error = refused("X row 2", RoundRefused("why"), row=2, t=7, after=" (the call is undone)")
+    assert (str(error), error.row, error.t) == ("X row 2: why; nothing was updated (the call is undone)", 2, 7)
