@@ -33,13 +33,14 @@ import numpy as np
 import panel as pn
 import param
 import plotly.graph_objects as go
+from bokeh.models import Tooltip
 from panel.custom import JSComponent
 from plotly.basedatatypes import BasePlotlyType
 
 from .ranges import axis_ranges, ranged_axes
 
-__all__ = ["LivePlot", "PlotlyView", "finite", "explanation", "plot_cell", "labelled", "switch", "row", "plot_grid",
-           "CELL_WIDTH"]
+__all__ = ["LivePlot", "PlotlyView", "finite", "explanation", "plot_cell", "labelled", "hint", "switch",
+           "row", "plot_grid", "CELL_WIDTH", "HINT_CSS"]
 
 _PLOTLY_CSS = (Path(pn.__file__).parent / "dist" / "css" / "models" / "plotly.css").read_text()
 
@@ -425,6 +426,23 @@ def switch(parameter, label: str, **params) -> pn.widgets.Toggle:
 
 def labelled(label: str, widget) -> pn.Column:
     """``widget`` with ``label`` above it, as Panel's other widgets show theirs: a button
-    group shows no label at all (three Newton toggles had none)."""
+    group shows no label at all (three Newton toggles had none). Its hover text goes above
+    it, over the label (:func:`hint`), never over the control beside it."""
     return pn.Column(pn.pane.Markdown(label, margin=(0, 5), styles={"font-size": "0.9em"}),
-                     widget, margin=0)
+                     hint(widget, "above"), margin=0)
+
+
+def hint(widget, attachment: str = "below"):
+    """``widget`` (a button or button group) with its hover text (``description``) centred
+    ``attachment`` ("above" or "below") it, at most 300 px wide and transparent to the
+    mouse: a click where it shows reaches the control under it. (Panel puts it to the
+    right, over the next control, and a long one runs off the page.)"""
+    if isinstance(widget.description, str) and hasattr(widget, "description_delay"):
+        position = "top_center" if attachment == "above" else "bottom_center"
+        widget.description = Tooltip(content=widget.description, position=position,
+                                     attachment=attachment, stylesheets=[HINT_CSS])
+    return widget
+
+
+HINT_CSS = ":host { white-space: normal; max-width: 300px; pointer-events: none; }"
+"""The stylesheet of a :func:`hint`: wrapped at 300 px, never the target of a click."""

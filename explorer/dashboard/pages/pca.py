@@ -47,7 +47,7 @@ import param
 
 from ...experiments.pca import DENSITY_LEARNERS, AdaptivePCARace, toy_stream
 from ...plots.style import HEIGHT
-from ..live import LivePlot, finite, plot_cell, plot_grid, row
+from ..live import LivePlot, finite, hint, plot_cell, plot_grid, row
 from ..page import Page
 from . import pca_figures as figures
 
@@ -188,8 +188,9 @@ class AdaptivePCAPage(Page):
             flex_wrap="wrap", sizing_mode="stretch_width")
         paper = pn.widgets.Button(label="Paper's toy setting (η = 1, α = 10⁻⁵)")
         paper.on_click(lambda event: self.param.update(eta_pca=1.0, alpha=1e-5))
-        theory = pn.widgets.Button(label="Theory setting (Theorem 1)", description="α = 1/(T(n−k)+1), η = ln(1 + √(2D/L)) with L the "
-                                               "best fixed projection's loss on the whole stream")
+        theory = hint(pn.widgets.Button(label="Theory setting (Theorem 1)", description=(
+            "α = 1/(T(n−k)+1), η = ln(1 + √(2D/L)) with L the best fixed projection's loss on "
+            "the whole stream")))
         theory.on_click(lambda event: self.param.update(**self.theory_setting()))
         legend = pn.pane.Markdown("⚡ applies mid-stream · ↻ restarts the stream",
                                   styles={"color": "#666", "font-size": "0.9em"}, margin=(8, 10))
