@@ -35,7 +35,7 @@ import operator
 
 import numpy as np
 
-__all__ = ["Undecided", "decide", "decide_all", "perturbed", "rounded", "sig"]
+__all__ = ["Undecided", "decide", "decide_all", "perturbed", "rounded", "sig", "verdict"]
 
 RELATIVE_GUARD = 1e-9
 """The least distance from a rounding edge, relative to the value, that :func:`sig` and
@@ -90,6 +90,23 @@ def decide_all(a, op: str, b, *, margin: float) -> bool:
     False
     """
     return all(decide(x, op, y, margin=margin) for x, y in np.broadcast(a, b))
+
+
+def verdict(a, b, *, margin: float) -> str:
+    """How ``a`` compares with ``b``, in a word a checked cell can print: ``"lower"`` or
+    ``"higher"`` when they differ by more than ``margin`` (:func:`decide`), ``"tied"`` when
+    by less than ``margin / 2``; in between :class:`Undecided` is raised (not a fact on
+    every machine).
+
+    >>> verdict(0.50, 0.60, margin=0.05), verdict(0.60, 0.50, margin=0.05), verdict(0.50, 0.51, margin=0.05)
+    ('lower', 'higher', 'tied')
+    """
+    try:
+        return "lower" if decide(a, "<", b, margin=margin) else "higher"
+    except Undecided:
+        if decide(abs(a - b), "<", margin, margin=margin / 2):
+            return "tied"
+        raise
 
 
 def perturbed(X, seed: int) -> np.ndarray:

@@ -76,3 +76,19 @@ def test_perturbed_changes_every_entry_by_about_one_rounding_error_and_is_seeded
     copy = perturbed(X, 3)
     assert np.array_equal(copy, perturbed(X, 3)) and not np.array_equal(copy, perturbed(X, 4))
     assert 0 < np.max(np.abs(copy / X - 1)) < 1e-14
+
+
+@given(finite, finite, st.floats(min_value=1e-6, max_value=1e3))
+def test_verdict_names_the_side_beyond_the_margin_and_ties_within_half_of_it(a, b, margin):
+    from explorer.report import verdict
+
+    gap = abs(a - b)
+    try:
+        word = verdict(a, b, margin=margin)
+    except Undecided:
+        assert margin / 2 <= gap * (1 + 1e-12) + 1e-12 and gap <= margin * (1 + 1e-12) + 1e-12
+        return
+    if word == "tied":
+        assert gap < margin
+    else:
+        assert gap > margin and word == ("lower" if a < b else "higher")
