@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_dashboard_browser import server  # noqa: F401  (the module-scoped fixture, used here)
 from test_dashboard_browser import TIMEOUT_MS, counter, real_errors
 
@@ -55,6 +56,22 @@ def blocking_violations(response: dict) -> list[str]:
     return found
 
 
+def named(page) -> None:
+    """Give AriaNames (it names the controls twice a second) up to 5 s to name every slider
+    handle, and go on regardless: a control it missed is then axe's to report."""
+    try:
+        page.wait_for_function("""() => {
+          const all = (root, out = []) => {
+            out.push(...root.querySelectorAll("[role=slider]"))
+            for (const el of root.querySelectorAll("*")) if (el.shadowRoot) all(el.shadowRoot, out)
+            return out
+          }
+          return all(document).every(el => el.getAttribute("aria-label"))
+        }""", timeout=5000)
+    except PlaywrightTimeout:
+        pass
+
+
 @pytest.mark.parametrize("key", [cls.key for cls in PAGES])
 def test_every_page_passes_axe_wcag_a_and_aa(server, page, key):
     assert page.viewport_size["width"] == 1400
@@ -65,7 +82,8 @@ def test_every_page_passes_axe_wcag_a_and_aa(server, page, key):
     page.locator(".js-plotly-plot .plot-container.plotly").first.wait_for()
     counter(page, 5).wait_for()
     page.locator("[role=tab][aria-selected=true]").wait_for()  # the tabs have their roles
-    page.wait_for_timeout(1000)  # the plots' last resize; AriaNames names controls twice a second
+    page.wait_for_timeout(500)  # the plots' last resize
+    named(page)
     response = Axe().run(page, options=OPTIONS).response
     found = blocking_violations(response)
     assert found == [], f"axe on the {key} page:\n" + "\n".join(found)
@@ -77,7 +95,7 @@ def test_the_sliders_and_number_boxes_are_named_by_their_labels(server, page):
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(server["url"] + "?page=newton&n=300&d=20")
     page.locator(".js-plotly-plot .plot-container.plotly").first.wait_for()
-    page.wait_for_timeout(1000)
+    named(page)
     names = page.locator("[role=slider]").evaluate_all("els => els.map(el => el.getAttribute('aria-label'))")
     assert names[:5] == ["m: sketch size ↻", "α₀: initial regularizer ⚡", "η: learning rate ⚡",
                          "n: stream length ↻", "d: dimension ↻"]  # the sidebar's, in order
