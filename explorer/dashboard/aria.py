@@ -76,14 +76,14 @@ class AriaNames(JSComponent):
     }
 
     function name() {
-      for (const handle of deepAll(document, "[role=slider]")) {
-        set(handle, "aria-label", sliderName(handle))
-      }
-      for (const button of deepAll(document, ".bk-spin-btn")) {
-        const label = button.getRootNode().querySelector("label")
-        const what = label ? text(label) : "the value"
-        set(button, "aria-label",
-            (button.classList.contains("bk-spin-btn-up") ? "Increase " : "Decrease ") + what)
+      for (const el of deepAll(document, "[role=slider], .bk-spin-btn")) {
+        if (el.getAttribute("role") === "slider") {
+          set(el, "aria-label", sliderName(el))
+        } else {
+          const label = el.getRootNode().querySelector("label")
+          const what = label ? text(label) : "the value"
+          set(el, "aria-label", (el.classList.contains("bk-spin-btn-up") ? "Increase " : "Decrease ") + what)
+        }
       }
       for (const list of document.querySelectorAll("#sidebar > ul")) {
         const items = Array.from(list.children).every(child => child.tagName === "LI")
