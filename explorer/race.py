@@ -9,8 +9,10 @@ a picture.
 
 - A learner that diverges (:class:`~explorer.errors.Diverged`) is left as it was before
   that row and stops; the others go on (``race.stopped`` says who and why).
-- A hyper-parameter changes mid-stream through :meth:`Race.with_params`, i.e. the
-  learner's own validated ``with_params`` (:mod:`explorer.params`), never by assignment.
+- A hyper-parameter changes mid-stream through :meth:`Race.with_params` (or
+  :meth:`Race.retune`), i.e. the learner's own validated ``with_params``
+  (:mod:`explorer.params`), never by assignment; hooks attached through
+  :meth:`Race.add_hook` move to the learner that continues (:class:`HotLearners`).
 - :meth:`Race.state_dict` / :meth:`Race.load_state_dict` are the snapshots for Back:
   plain arrays (every learner's ``state_dict``), bit-identical on resume.
 
@@ -35,12 +37,66 @@ from ._validation import check_int
 from .errors import Diverged
 from .run import History, progress_bar
 
-__all__ = ["Race"]
+__all__ = ["Race", "HotLearners"]
 
 Measure = Callable[["Race"], Mapping[str, float]]
 
 
-class Race:
+class HotLearners:
+    """Named learners (``self.learners``, name -> learner) whose hyper-parameters change
+    mid-stream, each continuing through its own ``with_params``, with the hooks attached
+    through :meth:`add_hook` kept: the learner that continues gets them, so callers never
+    re-attach them. :class:`Race` is one; a race with a loop of its own (the FM race) mixes
+    it in.
+
+    >>> from explorer import AdaGrad
+    >>> from explorer.hooks import Recorder
+    >>> race = Race({"diag": AdaGrad(2, variant="diag")}, np.eye(2), [1.0, -1.0])
+    >>> recorder = Recorder(kinds=("step",))
+    >>> race.add_hook("diag", recorder)
+    >>> race.retune("diag", eta=0.5), race.retune("diag", eta=0.5)
+    (True, False)
+    >>> _ = race.step(2); len(recorder.events("step"))
+    2
+    """
+
+    learners: dict[str, Any]
+
+    def _kept_hooks(self) -> dict[str, list]:
+        return vars(self).setdefault("_hooks", {})
+
+    def add_hook(self, name: str, hook: Callable) -> None:
+        """Attach ``hook`` to learner ``name`` (its ``add_hook``), for good: after
+        :meth:`with_params` or :meth:`attach_hooks` the learner that continues has it too."""
+        self.learners[name].add_hook(hook)
+        self._kept_hooks().setdefault(name, []).append(hook)
+
+    def attach_hooks(self, name: str) -> None:
+        """Attach the kept hooks of ``name`` to its learner, a new object (rebuilt from a state)."""
+        for hook in self._kept_hooks().get(name, ()):
+            self.learners[name].add_hook(hook)
+
+    def with_params(self, name: str, **changes: Any) -> None:
+        """Continue learner ``name`` with ``changes`` (its ``with_params``: validated, all or
+        nothing); the race keeps its place in the stream and the learner its hooks."""
+        if name not in self.learners:
+            raise ValueError(f"no learner {name!r} in this race; learners are {', '.join(self.learners)}")
+        self.learners[name] = self.learners[name].with_params(**changes)
+        self.attach_hooks(name)
+
+    def retune(self, name: str, **wanted: Any) -> bool:
+        """Give learner ``name`` the ``wanted`` hyper-parameters from the next round on:
+        :meth:`with_params` with those that differ from its ``get_params()``; a learner that
+        has them all already is left as it is (bit for bit). Returns whether it changed,
+        e.g. ``race.retune("diag", eta=0.5)``."""
+        params = self.learners[name].get_params()
+        changes = {key: value for key, value in wanted.items() if params[key] != value}
+        if changes:
+            self.with_params(name, **changes)
+        return bool(changes)
+
+
+class Race(HotLearners):
     """``learners`` (name -> online learner with ``step``) played on the rows of ``X``
     (labels ``y``, or None for a learner without labels, e.g. online PCA).
 
@@ -137,14 +193,6 @@ class Race:
         """The extra columns of a history point: ``measure(race)`` of the constructor, or
         nothing; a family's race (:mod:`explorer.experiments`) overrides this."""
         return {} if self._extra_columns is None else dict(self._extra_columns(self))
-
-    # -- hyper-parameters ------------------------------------------------------------------
-    def with_params(self, name: str, **changes: Any) -> None:
-        """Continue learner ``name`` with ``changes`` (its ``with_params``: validated, all or
-        nothing); the race keeps its place in the stream."""
-        if name not in self.learners:
-            raise ValueError(f"no learner {name!r} in this race; learners are {', '.join(self.learners)}")
-        self.learners[name] = self.learners[name].with_params(**changes)
 
     # -- snapshots (Back) ------------------------------------------------------------------
     def state_dict(self) -> dict:

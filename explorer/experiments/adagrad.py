@@ -181,7 +181,7 @@ class AdaGradRace(Race):
                 TIME_DECAY * previous + (1 - TIME_DECAY) * seconds
             if key in self.ranks:
                 self.ranks[key][event.t - 1] = event.rank
-        self.learners[key].add_hook(hook)
+        self.add_hook(key, hook)
 
     def step(self, k: int = 1, *, record: bool = True) -> int:
         """Play the next ``k`` rows (fewer at the end) on every learner still racing, then
@@ -192,16 +192,14 @@ class AdaGradRace(Race):
     def tune(self, *, eta: float, delta: float | None) -> None:
         """Give the learners these hot values through their ``with_params``: ``eta`` to
         all, ``delta`` (None: the paper's per variant) to the four AdaGrad variants. A
-        learner whose values are already these is left as it is (bit for bit)."""
+        learner whose values are already these is left as it is (bit for bit;
+        :meth:`~explorer.race.Race.retune`, its hook kept)."""
         for key in self.names:
-            params = self.learners[key].get_params()
             wanted = {"eta": eta}
             if key in VARIANTS:
-                wanted["delta"] = default_delta(key, params["method"]) if delta is None else delta
-            changes = {name: value for name, value in wanted.items() if params[name] != value}
-            if changes:
-                self.with_params(key, **changes)
-                self._listen(key)
+                method = self.learners[key].get_params()["method"]
+                wanted["delta"] = default_delta(key, method) if delta is None else delta
+            self.retune(key, **wanted)
 
     # -- measurements -------------------------------------------------------------------
     def cumulative_loss(self, key: str) -> float:

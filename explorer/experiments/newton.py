@@ -196,13 +196,9 @@ class NewtonRace(Race):
         """Give every learner these hot values (through its ``with_params``): ``eta``,
         ``alpha0`` and ``eta_schedule`` for the online Newton learners, ``adagrad_eta`` for
         ADAGRAD. A learner whose values are already these is left as it is (bit for bit)."""
-        for name, learner in self.learners.items():
-            wanted = ({"eta": adagrad_eta} if name == "ADAGRAD"
-                      else {"eta": eta, "alpha0": alpha0, "eta_schedule": eta_schedule})
-            params = learner.get_params()
-            changes = {key: value for key, value in wanted.items() if params[key] != value}
-            if changes:
-                self.with_params(name, **changes)
+        for name in list(self.learners):
+            self.retune(name, **({"eta": adagrad_eta} if name == "ADAGRAD"
+                                 else {"eta": eta, "alpha0": alpha0, "eta_schedule": eta_schedule}))
 
     # -- measurements -----------------------------------------------------------------------
     def measure(self) -> dict[str, float]:

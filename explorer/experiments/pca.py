@@ -172,7 +172,7 @@ class AdaptivePCARace(Race):
         self.expected = dict.fromkeys(DENSITY_LEARNERS, 0.0)
         self.recorders = {name: Recorder(kinds=_EVENTS, limit=1) for name in DENSITY_LEARNERS}
         for name in DENSITY_LEARNERS:
-            self.learners[name].add_hook(self.recorders[name])
+            self.add_hook(name, self.recorders[name])
 
     def step(self, k: int = 1, *, record: bool = True) -> int:
         """Play the next ``k`` rows (fewer at the end), adding up the expected losses, then
@@ -191,15 +191,10 @@ class AdaptivePCARace(Race):
 
     def tune(self, *, eta: float, alpha: float) -> None:
         """Give adaptive PCA ``eta`` and ``alpha`` and static online PCA ``eta`` from the next
-        round on (each learner's ``with_params``, its recorder moved to the new object). A
-        learner whose values are already these is left as it is (bit for bit)."""
-        for name, wanted in (("adaptive", {"eta": eta, "alpha": alpha}), ("static", {"eta": eta})):
-            learner = self.learners[name]
-            params = learner.get_params()
-            changes = {key: value for key, value in wanted.items() if params[key] != value}
-            if changes:
-                self.with_params(name, **changes)
-                self.learners[name].add_hook(self.recorders[name])
+        round on (:meth:`~explorer.race.Race.retune`: each learner's ``with_params``, its
+        recorder kept). A learner whose values are already these is left as it is (bit for bit)."""
+        self.retune("adaptive", eta=eta, alpha=alpha)
+        self.retune("static", eta=eta)
 
     # -- measurements -----------------------------------------------------------------------
     def segment_now(self) -> int:

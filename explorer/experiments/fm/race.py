@@ -10,7 +10,7 @@ is recomputed), its loop time -- plus the exact sums S-FTRL's two halves sketch,
 ``lambda_i - Delta <= sigma_i^2(B) <= lambda_i``). A learner that diverges
 (:class:`~explorer.errors.Diverged`, or a prediction past
 :data:`~explorer.experiments.fm.lineup.DIVERGED`) stops and the others go on; ``eta``
-changes through ``with_params``.
+changes through ``with_params`` (:class:`~explorer.race.HotLearners`: hooks kept).
 
 It has the interface of :class:`explorer.race.Race` (``learners``, ``t``, ``n``, ``done``,
 ``step``, ``stopped``, ``with_params``, ``state_dict``/``load_state_dict``) but not its
@@ -29,6 +29,7 @@ import scipy.sparse
 from ...errors import Diverged
 from ...fm import progressive
 from ...hooks import Recorder
+from ...race import HotLearners
 from .lineup import DIVERGED, LEARNERS, ORACLE_MAX
 from .metrics import progressive_auc, rmse, running_mean
 from .prose import race_notes, race_summary
@@ -36,7 +37,7 @@ from .prose import race_notes, race_summary
 __all__ = ["FactorizationRace"]
 
 
-class FactorizationRace:
+class FactorizationRace(HotLearners):
     """``learners`` (:data:`LEARNERS` -> learner, all on the same loss) on the stream ``(X, y)``.
 
     ``X``: n x d, a dense array or one-hot CSR rows (two non-zeros each, as
@@ -65,7 +66,7 @@ class FactorizationRace:
         # wall time of each learner's loop and the rounds it covered (replays after Back too)
         self.seconds, self.rows_timed = dict.fromkeys(LEARNERS, 0.0), dict.fromkeys(LEARNERS, 0)
         self.recorder = Recorder(kinds=("shrink",), limit=1)  # S-FTRL's last shrink (either half)
-        self.learners["sftrl"].add_hook(self.recorder)
+        self.add_hook("sftrl", self.recorder)
         if scipy.sparse.issparse(X):  # a_hat of a one-hot row: (user, n_users + item, d), all ones
             self._hat_idx = np.column_stack([X.indices.reshape(-1, 2), np.full(n, d)])
             self._hat_norm2 = np.full(n, 3.0)
@@ -153,22 +154,13 @@ class FactorizationRace:
                 self.gram[part] += (A * w[:, None]).T @ A
 
     # -- hyper-parameters ------------------------------------------------------------------
-    def with_params(self, name: str, **changes: Any) -> None:
-        """Continue learner ``name`` with ``changes`` (its own ``with_params``: validated, all
-        or nothing); the race keeps its place in the stream and its hooks."""
-        if name not in self.learners:
-            raise ValueError(f"no learner {name!r} in this race; learners are {', '.join(self.learners)}")
-        self.learners[name] = self.learners[name].with_params(**changes)
-        if name == "sftrl":
-            self.learners[name].add_hook(self.recorder)
-
     def tune(self, *, eta: float, ogd_eta: float) -> None:
         """The hot values: ``eta`` for S-FTRL and FTRL (a new eta rescales the ``Theta`` both
         play, ``-eta`` times the gradient sum), ``ogd_eta`` for OGD's steps to come. A learner
         that stopped, or whose value is already this one, is left as it is (bit for bit)."""
         for name, value in (("sftrl", eta), ("ftrl", eta), ("ogd", ogd_eta)):
-            if name not in self.stopped and self.learners[name].eta != value:
-                self.with_params(name, eta=value)
+            if name not in self.stopped:
+                self.retune(name, eta=value)
 
     # -- measurements -----------------------------------------------------------------------
     def measure(self) -> dict[str, float]:
@@ -260,7 +252,8 @@ class FactorizationRace:
             learners[name] = type(self.learners[name]).from_state_dict(saved)
         self.learners = learners
         self.recorder.replace(state["shrink"])
-        self.learners["sftrl"].add_hook(self.recorder)
+        for name in self.learners:
+            self.attach_hooks(name)
         self.t = int(state["t"])
         self.stopped = {name: Diverged(message, row=row, t=at)
                         for name, (message, row, at) in state["stopped"].items()}
