@@ -264,3 +264,14 @@ def test_sketch_distributed_tiny(tmp_path):
     assert len(rank_m) == 3 and result["best_rank_m_error"] <= min(rank_m) * (1 + 1e-9)
     assert list(tmp_path.iterdir()) == []
     assert "| sketch_array | 2 threads |" in sd.format_results(result)
+
+
+def test_tree_parity_compares_a_tree_with_itself():
+    """benchmarks/tree_parity.py times every path in both trees; against itself every ratio
+    is a positive number, and a folder with no explorer/ is refused."""
+    (parity,) = import_benchmarks("tree_parity")
+    result = parity.compare(BENCHMARKS_DIR.parent, BENCHMARKS_DIR.parent, 1, (20, 60, 30))
+    assert set(result) >= {"RFD-SON step", "fast FD extend", "adaptive PCA learn"}
+    assert all(row["ratio"] > 0 and row["this_ms"] >= 0 for row in result.values())
+    with pytest.raises(SystemExit):
+        parity.main(["--against", str(BENCHMARKS_DIR)])
