@@ -20,8 +20,10 @@ def test_method_color_matches_the_longest_prefix():
     assert method_color("RFD-SON, m = 5") == METHOD_COLORS["RFD-SON"] == COLORS[1]
     assert method_color("FD-SON, m = 20") == METHOD_COLORS["FD-SON"] == COLORS[0]
     assert method_color("fd") == METHOD_COLORS["FD"]
-    assert method_color("Oja-SON") is None
-    assert method_color("Oja-SON", default="#123456") == "#123456"
+    assert method_color("Oja-SON, m = 5") == METHOD_COLORS["Oja-SON"]
+    assert method_color("ADA-FFD rank") == METHOD_COLORS["ADA-FFD"] != METHOD_COLORS["ADA-FD"]
+    assert method_color("a method of no family") is None
+    assert method_color("a method of no family", default="#123456") == "#123456"
 
 
 def test_small_multiples_one_trace_per_curve_and_panel():

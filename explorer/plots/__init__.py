@@ -3,7 +3,8 @@
 Compute and view are separate (STYLE.md): the lessons and :mod:`explorer.race` compute
 numpy arrays, and these functions only draw them; nothing here calls ``show()``.
 
-- :mod:`.style`: colours, layout and heights, defined once (:func:`method_color`).
+- :mod:`.style`: colours (one per method and per concept), layout and heights, defined
+  once (:func:`method_color`).
 - :mod:`.charts`: generic builders (:func:`line_chart`, :func:`bar_chart`,
   :func:`shrink_spectrum`, :func:`heatmap`).
 - :mod:`.panels`: :func:`small_multiples`, one panel per data set or sketch size.
@@ -17,9 +18,11 @@ draw on these.
 from .charts import as_vector, bar_chart, heatmap, line_chart, shrink_spectrum
 from .graphs import merge_tree, task_graph
 from .panels import small_multiples
-from .style import (COLORS, COMPARATOR_GREY, EXACT_GREY, HEIGHT, LAYOUT, MARGIN, METHOD_COLORS,
-                    method_color)
+from .style import (BASELINE_GREY, BOUND_BLACK, COLORS, COMPARATOR_GREY, CONCEPT_COLORS, EXACT_GREY,
+                    GFD_HALVES, GUIDE_GREY, HEIGHT, LAYOUT, MARGIN, METHOD_COLORS, TINTS, contrast,
+                    method_color, tint)
 
 __all__ = ["line_chart", "bar_chart", "shrink_spectrum", "heatmap", "small_multiples", "merge_tree",
            "task_graph", "as_vector", "COLORS", "COMPARATOR_GREY", "EXACT_GREY", "HEIGHT", "LAYOUT", "MARGIN",
-           "METHOD_COLORS", "method_color"]
+           "METHOD_COLORS", "method_color", "BASELINE_GREY", "BOUND_BLACK", "CONCEPT_COLORS",
+           "GFD_HALVES", "GUIDE_GREY", "TINTS", "contrast", "tint"]

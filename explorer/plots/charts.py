@@ -30,7 +30,7 @@ from typing import Iterable, Mapping
 import numpy as np
 import plotly.graph_objects as go
 
-from .style import COLORS, LAYOUT
+from .style import BOUND_BLACK, COLORS, LAYOUT, TINTS, method_color
 
 __all__ = ["line_chart", "bar_chart", "shrink_spectrum", "heatmap", "as_vector"]
 
@@ -71,7 +71,7 @@ def line_chart(x, series: Mapping[str, Iterable[float]], *, dashed: Iterable[str
 
     Names listed in ``dashed`` are drawn dashed: the convention for bounds, drawn beside
     the measured quantity they bound. ``colors`` maps names to colours (default: the
-    :data:`COLORS` cycle in the order of ``series``). Non-finite values leave gaps.
+    method's :func:`method_color`, else the :data:`COLORS` cycle in the order of ``series``). Non-finite values leave gaps.
     ``points`` adds single labelled markers, name -> ``(x, y)`` (e.g. an optimum).
 
     >>> fig = line_chart([1, 2, 3], {"error": [3, 2, 1], "bound": [4, 3, 2]}, dashed=["bound"])
@@ -92,7 +92,7 @@ def line_chart(x, series: Mapping[str, Iterable[float]], *, dashed: Iterable[str
         y = np.where(np.isfinite(y), y, np.nan)
         fig.add_trace(go.Scatter(
             x=x, y=y, name=name, mode="lines+markers" if markers else "lines",
-            line=dict(color=colors.get(name, COLORS[i % len(COLORS)]),
+            line=dict(color=colors.get(name) or method_color(name, COLORS[i % len(COLORS)]),
                       dash="dash" if name in dashed else "solid", width=2)))
     _add_points(fig, points, first_color=len(series))
     return _finish(fig, title=title, x_title=x_title, y_title=y_title, height=height,
@@ -118,7 +118,8 @@ def _add_points(fig: go.Figure, points, first_color: int = 0) -> None:
 def bar_chart(categories, series: Mapping[str, Iterable[float]], *, title: str | None = None,
               x_title: str | None = None, y_title: str | None = None, log_y: bool = False,
               text: bool = True, height: int = 380) -> go.Figure:
-    """Grouped bars: one colour per entry of ``series`` (name -> one value per category).
+    """Grouped bars: one colour per entry of ``series`` (name -> one value per category):
+    the method's :func:`method_color`, else the :data:`COLORS` cycle.
 
     ``text`` writes each value on its bar (rounded to 4 significant digits).
 
@@ -134,7 +135,7 @@ def bar_chart(categories, series: Mapping[str, Iterable[float]], *, title: str |
     fig = go.Figure()
     for i, (name, values) in enumerate(series.items()):
         y = as_vector(f"series[{name!r}]", values, len(categories))
-        fig.add_trace(go.Bar(x=categories, y=y, name=name, marker_color=COLORS[i % len(COLORS)],
+        fig.add_trace(go.Bar(x=categories, y=y, name=name, marker_color=method_color(name, COLORS[i % len(COLORS)]),
                              text=[f"{v:.4g}" for v in y] if text else None,
                              textposition="outside" if text else None))
     fig.update_layout(barmode="group")
@@ -171,7 +172,7 @@ def shrink_spectrum(sigma, delta: float, *, alpha: float | None = None, show_rfd
     after = np.maximum(before - delta, 0.0)
     labels = [str(i) for i in range(1, sigma.size + 1)]
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=labels, y=before, name="before: σ_i²", marker_color="#9ecae1"))
+    fig.add_trace(go.Bar(x=labels, y=before, name="before: σ_i²", marker_color=TINTS["FD"]))
     fig.add_trace(go.Bar(x=labels, y=after, name="after: max(σ_i² − δ, 0)",
                          marker_color=COLORS[0]))
     if show_rfd:
@@ -182,7 +183,7 @@ def shrink_spectrum(sigma, delta: float, *, alpha: float | None = None, show_rfd
                              marker_color=COLORS[1]))
         fig.add_hline(y=alpha, line=dict(color=COLORS[1], dash="dot"),
                       annotation_text=f"α = {alpha:.3g}", annotation_position="bottom right")
-    fig.add_hline(y=delta, line=dict(color="black", dash="dash"),
+    fig.add_hline(y=delta, line=dict(color=BOUND_BLACK, dash="dash"),
                   annotation_text=f"δ = σ_m² = {delta:.3g}", annotation_position="top right")
     fig.update_layout(barmode="group")
     return _finish(fig, title=title, x_title="direction i (singular value index)",

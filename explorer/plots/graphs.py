@@ -32,7 +32,7 @@ import plotly.graph_objects as go
 
 from .._validation import check_int
 from .charts import as_vector
-from .style import COLORS, EXACT_GREY, LAYOUT
+from .style import BACKGROUND, COLORS, EXACT_GREY, LAYOUT
 
 __all__ = ["merge_tree", "task_graph"]
 
@@ -92,7 +92,7 @@ def merge_tree(n_seen: Sequence[Iterable[float]], delta: Sequence[Iterable[float
         fig.add_trace(go.Scatter(x=nx.tolist(), y=ny.tolist(), mode="markers+text", name=name, text=text,
                                  textposition="bottom center" if levels == [0] else "top center",
                                  hovertext=hover, hoverinfo="text",
-                                 marker=dict(size=16, color=color, line=dict(width=1, color="white"))))
+                                 marker=dict(size=16, color=color, line=dict(width=1, color=BACKGROUND))))
     _finish(fig, title, height, "merge level (0 = partitions)")
     fig.update_xaxes(range=[-0.6, seen[0].size - 0.4])
     fig.update_yaxes(range=[-0.7, len(seen) - 0.4])
@@ -146,7 +146,7 @@ def task_graph(dependencies: Mapping[Hashable, Iterable[Hashable]], *,
         fig.add_trace(go.Scatter(
             x=[x[task] for task in tasks], y=[float(layer[task]) for task in tasks], mode="markers",
             name=name, hovertext=[labels.get(task, str(task)) for task in tasks], hoverinfo="text",
-            marker=dict(size=12, color=COLORS[i % len(COLORS)], line=dict(width=1, color="white"))))
+            marker=dict(size=12, color=COLORS[i % len(COLORS)], line=dict(width=1, color=BACKGROUND))))
     return _finish(fig, title, height, "layer (0 = no dependencies)")
 
 

@@ -26,7 +26,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .charts import as_vector
-from .style import COLORS, LAYOUT, method_color
+from .style import COLORS, EXACT_GREY, LAYOUT, method_color
 
 __all__ = ["small_multiples"]
 
@@ -97,7 +97,7 @@ def small_multiples(x, panels: Mapping[str, Mapping[str, Iterable[float]]], *,
             level = float(level)
             if not np.isfinite(level):
                 raise ValueError(f"hline for panel {panel!r} must be finite, got {level}")
-            fig.add_hline(y=level, line=dict(color="#7f7f7f", dash="dot", width=1.5),
+            fig.add_hline(y=level, line=dict(color=EXACT_GREY, dash="dot", width=1.5),
                           annotation_text=hline_label or None,
                           annotation_position="bottom right", row=row + 1, col=col + 1)
     fig.update_layout(**LAYOUT, height=height * n_rows if n_rows > 1 else height,

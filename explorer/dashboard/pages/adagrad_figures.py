@@ -1,9 +1,10 @@
 """The four figures of the AdaGrad page, built once with fixed trace names.
 
 The page patches their arrays as the stream advances (:class:`~..live.LivePlot`). Colours,
-height and margins follow :mod:`explorer.plots.style` and the sketching page: ADA-FD blue (the FD sketch), ADA-FFD
-red, ADA-FULL -- the exact (oracle) proximal matrix -- grey, ADA-DIAG green; the
-baselines OGD and Adam are dotted. Bounds and levels are dashed. The titles are written
+height and margins follow :mod:`explorer.plots.style` (:func:`~explorer.plots.method_color`):
+ADA-FD blue (the FD sketch), ADA-FFD navy, ADA-FULL -- the exact (oracle) proximal matrix --
+grey, ADA-DIAG brown; the baselines OGD and Adam are dotted. Bounds and levels are dashed
+black. The titles are written
 above each figure by the page (with a line of explanation), so the figures have none.
 """
 
@@ -13,14 +14,12 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ...adagrad import BASELINES, LABELS, LEARNERS
-from ...plots import COLORS, EXACT_GREY, HEIGHT, MARGIN, line_chart
+from ...plots import BOUND_BLACK, EXACT_GREY, HEIGHT, MARGIN, line_chart, method_color, tint
 
 __all__ = ["LEARNER_COLORS", "regret_figure", "rank_figure", "eigen_figure", "time_figure"]
 
-LEARNER_COLORS = {"full": EXACT_GREY, "diag": COLORS[2], "fd": COLORS[0], "ffd": COLORS[1],
-                  "ogd": COLORS[3], "adam": COLORS[4]}
-"""The colour of each learner of :data:`explorer.adagrad.LEARNERS`."""
-LIGHT_RED = "#f4a6a6"
+LEARNER_COLORS = {key: method_color(LABELS[key]) for key in LEARNERS}
+"""The colour of each learner of :data:`explorer.adagrad.LEARNERS` (its method's)."""
 
 
 def _learner_lines(y_title: str, log_y: bool = False) -> go.Figure:
@@ -54,8 +53,8 @@ def rank_figure() -> go.Figure:
                              "τ − 1: rank after a shrink": [np.nan]},
                      colors={"ADA-FFD rank r": LEARNER_COLORS["ffd"],
                              "ADA-FD rank (rows kept)": LEARNER_COLORS["fd"],
-                             "2τ: ADA-FFD shrinks here": "black",
-                             "τ − 1: rank after a shrink": "black"},
+                             "2τ: ADA-FFD shrinks here": BOUND_BLACK,
+                             "τ − 1: rank after a shrink": BOUND_BLACK},
                      dashed=["2τ: ADA-FFD shrinks here", "τ − 1: rank after a shrink"],
                      x_title="t (rows seen)", y_title="rank", height=HEIGHT)
     fig.update_traces(selector=dict(name="ADA-FFD rank r"), line_shape="hv")
@@ -70,12 +69,12 @@ def rank_figure() -> go.Figure:
 def eigen_figure() -> go.Figure:
     """Eigenvalues of ADA-FFD's M now and before its last shrink, of ADA-FD's SᵀS and of G."""
     fig = go.Figure()
-    fig.add_trace(go.Bar(name="M before the last shrink", x=[], y=[], marker_color=LIGHT_RED,
+    fig.add_trace(go.Bar(name="M before the last shrink", x=[], y=[], marker_color=tint("ADA-FFD"),
                          opacity=0.8))
     fig.add_trace(go.Bar(name="ADA-FFD: eigenvalues of M now", x=[], y=[],
                          marker_color=LEARNER_COLORS["ffd"], width=0.5))
     fig.add_trace(go.Scatter(name="s = λ_τ (last shrink)", x=[], y=[], mode="lines",
-                             line=dict(color="black", dash="dash", width=1.5)))
+                             line=dict(color=BOUND_BLACK, dash="dash", width=1.5)))
     fig.add_trace(go.Scatter(name="ADA-FD: eigenvalues of SᵀS", x=[], y=[], mode="markers",
                              marker=dict(color=LEARNER_COLORS["fd"], size=8, symbol="diamond")))
     fig.add_trace(go.Scatter(name="ADA-FULL: eigenvalues of G (exact)", x=[], y=[],

@@ -1,9 +1,10 @@
 """The four figures of the factorization-machine page, built once with fixed trace names.
 
 The page patches their arrays as the stream advances (:class:`~..live.LivePlot`).
-Colours: S-FTRL red (the sketched learner, as RFD on the sketching page), full-matrix
-FTRL grey (the oracle S-FTRL approximates), OGD green; the two halves of Generalized FD
-orange (``B+``, gradients with ``q > 0``) and purple (``B-``, ``q < 0``). Reference
+Colours are :mod:`explorer.plots.style`'s: S-FTRL light blue (its sketch, GFD, is of the
+FD family), full-matrix FTRL grey (the oracle S-FTRL approximates), OGD dark orange; the
+two halves of Generalized FD (:data:`~explorer.plots.GFD_HALVES`) orange (``B+``, gradients
+with ``q > 0``) and purple (``B-``, ``q < 0``); the reference predictor dark grey. Reference
 quantities are dashed; the titles are written above each figure by the page.
 """
 
@@ -15,13 +16,13 @@ from plotly.subplots import make_subplots
 
 from ...experiments.fm import LEARNER_NAMES
 from ...plots import line_chart
-from ...plots.style import COLORS, EXACT_GREY, HEIGHT, MARGIN
+from ...plots.style import BASELINE_GREY, EXACT_GREY, GFD_HALVES, GUIDE_GREY, HEIGHT, MARGIN, method_color
 
 __all__ = ["metric_figure", "spectra_figure", "spectra_update", "balance_figure", "time_figure",
            "LEARNER_COLORS", "PART_COLORS", "BASELINE"]
 
-LEARNER_COLORS = {"sftrl": COLORS[1], "ftrl": EXACT_GREY, "ogd": COLORS[2]}
-PART_COLORS = {"+": COLORS[3], "-": COLORS[4]}
+LEARNER_COLORS = {key: method_color(name) for key, name in LEARNER_NAMES.items()}
+PART_COLORS = GFD_HALVES
 BASELINE = "reference"
 
 
@@ -29,7 +30,7 @@ def metric_figure() -> go.Figure:
     """Progressive RMSE (or AUC) of the three learners and a reference (the y title is the page's)."""
     names = {LEARNER_NAMES[key]: LEARNER_COLORS[key] for key in LEARNER_NAMES}
     fig = line_chart([0.0], {**{name: [np.nan] for name in names}, BASELINE: [np.nan]},
-                     colors={**names, BASELINE: "black"}, dashed=[BASELINE],
+                     colors={**names, BASELINE: BASELINE_GREY}, dashed=[BASELINE],
                      x_title="t (rounds)", y_title="progressive RMSE", height=HEIGHT)
     fig.update_traces(selector=dict(name=BASELINE), line_width=1.2)
     fig.update_layout(margin=MARGIN, legend=dict(y=1.02, font=dict(size=11)), hovermode="x unified")
@@ -85,7 +86,7 @@ def balance_figure() -> go.Figure:
                      x_title="t (rounds)", y_title="share of S-FTRL's gradients", height=HEIGHT)
     fig.for_each_trace(lambda t: t.update(line_dash="dot") if t.name.startswith("mass") else None)
     fig.update_yaxes(range=[0, 1], tickformat=".0%")
-    fig.add_hline(y=0.5, line=dict(color="#bbbbbb", width=1))
+    fig.add_hline(y=0.5, line=dict(color=GUIDE_GREY, width=1))
     fig.update_layout(margin=MARGIN, legend=dict(y=1.02, font=dict(size=11)), hovermode="x unified")
     return fig
 

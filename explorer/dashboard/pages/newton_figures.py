@@ -2,7 +2,7 @@
 
 The page patches their arrays as the stream advances (:class:`~..live.LivePlot`). Every
 learner keeps its colour of :data:`explorer.plots.METHOD_COLORS` (RFD-SON red, FD-SON
-blue, RP-SON green, FULL-ON black, ADAGRAD grey); the comparator ``w*`` is drawn in
+blue, RP-SON green, FULL-ON grey, ADAGRAD brown); the comparator ``w*`` is drawn in
 :data:`~explorer.plots.style.COMPARATOR_GREY`, dashed, and the exact (oracle) spectrum in
 :data:`~explorer.plots.style.EXACT_GREY`. Heights and margins are
 :mod:`explorer.plots.style`'s. The titles are written above each figure by the page (with
@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from ...experiments.newton import LEARNERS
 from ...plots import line_chart
-from ...plots.style import COMPARATOR_GREY, EXACT_GREY, HEIGHT, MARGIN, METHOD_COLORS
+from ...plots.style import BOUND_BLACK, COMPARATOR_GREY, EXACT_GREY, HEIGHT, MARGIN, METHOD_COLORS
 
 __all__ = ["ALPHA0_LINE", "MAJORITY", "STAR", "accuracy_figure", "alpha_figure", "condition_figure",
            "loss_figure", "spectrum_figure"]
@@ -71,7 +71,7 @@ def spectrum_figure() -> go.Figure:
                              mode="lines+markers", line=dict(color=EXACT_GREY, width=1.5),
                              marker=dict(size=5)))
     fig.add_trace(go.Scatter(name="α (every direction outside B)", uid="alpha", x=[], y=[],
-                             mode="lines", line=dict(color="black", dash="dash", width=1.5)))
+                             mode="lines", line=dict(color=BOUND_BLACK, dash="dash", width=1.5)))
     fig.update_layout(template="plotly_white", height=HEIGHT, margin=MARGIN, hovermode="closest",
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0.0, font_size=11),
                       bargap=0.25)

@@ -1,9 +1,10 @@
 """The four figures of the online adaptive PCA page, built once with fixed trace names.
 
 The page patches their arrays as the stream advances (:class:`~..live.LivePlot`).
-Colours (:data:`PCA_COLORS`) follow the paper's Fig. 1 roles: adaptive PCA red (the method
-of the paper), static online PCA blue, Follow the Leader orange, the best fixed projection
-:data:`~explorer.plots.style.EXACT_GREY` (the hindsight oracle, dashed). Heights and
+Colours (:data:`PCA_COLORS`, :func:`~explorer.plots.method_color`) follow the paper's Fig. 1
+roles: adaptive PCA red (the method of the paper), static online PCA blue, Follow the Leader
+teal, the best fixed projection :data:`~explorer.plots.style.COMPARATOR_GREY` (the hindsight
+comparator, dashed). Heights and
 margins are :mod:`explorer.plots.style`'s. The titles are written above each figure by the
 page (with a line of explanation), so the figures have none.
 """
@@ -15,7 +16,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ...plots import line_chart
-from ...plots.style import COLORS, EXACT_GREY, HEIGHT, MARGIN
+from ...plots.style import (BACKGROUND, BOUND_BLACK, CONCEPT_COLORS, GUIDE_GREY, HEIGHT, MARGIN,
+                            method_color)
 
 __all__ = [
     "LOG10_FLOOR",
@@ -31,7 +33,7 @@ __all__ = [
 
 METHODS = ("Follow the Leader", "best fixed projection", "static online PCA", "adaptive PCA")
 """The four methods' trace names, in legend order."""
-PCA_COLORS = dict(zip(METHODS, (COLORS[3], EXACT_GREY, COLORS[0], COLORS[1])))
+PCA_COLORS = {name: method_color(name) for name in METHODS}
 """The colour of each of :data:`METHODS` on this page (the paper's Fig. 1 roles)."""
 SAMPLED = "adaptive PCA (sampled P_t)"
 LOG10_FLOOR = -12.0
@@ -65,7 +67,7 @@ def weights_figure() -> go.Figure:
                              colorbar=dict(title=dict(text="log₁₀ w", side="right"), thickness=12),
                              hovertemplate="t = %{x}<br>i = %{y}<br>log₁₀ w = %{z:.2f}<extra></extra>"))
     fig.add_trace(go.Scatter(name="k | n − k: kept below, discarded above", uid="split",
-                             x=[], y=[], mode="lines", line=dict(color="white", dash="dash", width=2)))
+                             x=[], y=[], mode="lines", line=dict(color=BACKGROUND, dash="dash", width=2)))
     fig.update_layout(template="plotly_white", height=HEIGHT, margin=MARGIN, hovermode="closest",
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0.0, font_size=11),
                       showlegend=True)
@@ -79,15 +81,15 @@ def fixed_share_figure() -> go.Figure:
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         row_heights=[0.58, 0.42])
     red, blue = PCA_COLORS["adaptive PCA"], PCA_COLORS["static online PCA"]
-    top = (("fixed-share mass ½‖ŵ − v‖₁", dict(color="#9467bd", width=2)),
+    top = (("fixed-share mass ½‖ŵ − v‖₁", dict(color=CONCEPT_COLORS["fixed-share mass"], width=2)),
            ("min eigenvalue (adaptive)", dict(color=red, width=2)),
            ("min eigenvalue (static)", dict(color=blue, width=2)),
-           ("floor α/n", dict(color="black", dash="dash", width=1.5)))
+           ("floor α/n", dict(color=BOUND_BLACK, dash="dash", width=1.5)))
     for name, line in top:
         fig.add_trace(go.Scatter(name=name, uid=name, x=[], y=[], mode="lines", line=line), row=1, col=1)
     bottom = (("capped (adaptive)", dict(color=red, width=2)),
               ("capped (static)", dict(color=blue, width=2, dash="dot")),
-              ("n − k (all that can be)", dict(color="black", dash="dash", width=1.5)))
+              ("n − k (all that can be)", dict(color=BOUND_BLACK, dash="dash", width=1.5)))
     for name, line in bottom:
         fig.add_trace(go.Scatter(name=name, uid=name, x=[], y=[], mode="lines", line=line,
                                  line_shape="hv"), row=2, col=1)
@@ -103,7 +105,7 @@ def fixed_share_figure() -> go.Figure:
 def segment_shapes(boundaries) -> list[dict]:
     """Dotted vertical lines at the rows where the stream switches subspace (full height)."""
     return [dict(type="line", xref="x", yref="paper", x0=float(b), x1=float(b), y0=0, y1=1,
-                 line=dict(color="#888", width=1, dash="dot"), layer="below")
+                 line=dict(color=GUIDE_GREY, width=1, dash="dot"), layer="below")
             for b in boundaries]
 
 

@@ -13,13 +13,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ...plots import line_chart
-from ...plots.style import EXACT_GREY, HEIGHT, MARGIN, METHOD_COLORS
+from ...plots.style import BOUND_BLACK, EXACT_GREY, HEIGHT, MARGIN, METHOD_COLORS, tint
 
 __all__ = ["spectrum_figure", "alpha_figure", "error_figure", "condition_figure", "SPECTRUM_PANELS",
            "DELTA_TRACE", "direction_dtick", "MAX_DIRECTION_LABELS"]
 
 FD_COLOR, RFD_COLOR = METHOD_COLORS["FD"], METHOD_COLORS["RFD"]
-LIGHT = {"FD": "#9ecae1", "RFD": "#f4a6a6"}
+LIGHT = {"FD": tint("FD"), "RFD": tint("RFD")}
 """Light tints of FD's and RFD's colours: the spectrum's bars before the shrink."""
 SPECTRUM_PANELS = {"FD": FD_COLOR, "RFD": RFD_COLOR}
 ERROR_TICKFORMAT = "~g"
@@ -39,7 +39,7 @@ def spectrum_figure() -> go.Figure:
                              marker_color=color, width=0.5), row=1, col=col)
         fig.add_trace(go.Scatter(name="δ = σ_m² (shrink level)", uid=f"{name} delta",
                                  x=[], y=[], mode="lines", legendgroup="delta",
-                                 line=dict(color="black", dash="dash", width=1.5), **shared),
+                                 line=dict(color=BOUND_BLACK, dash="dash", width=1.5), **shared),
                       row=1, col=col)
         fig.add_trace(go.Scatter(name="exact: λᵢ(AᵀA) + α₀", uid=f"{name} exact", x=[], y=[],
                                  mode="lines+markers", legendgroup="exact",
