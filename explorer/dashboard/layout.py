@@ -20,6 +20,7 @@ import param
 from panel.custom import JSComponent
 
 from .aria import AriaNames
+from .controls import bind, grid_options
 from .keyboard import SHORTCUTS_HELP, Keyboard
 from .live import row
 from .settings import ALPHA0_CHOICES, ETA_CHOICES, URL_NAMES, Settings
@@ -265,8 +266,8 @@ def _sidebar(app) -> list:
     for name in ("m", "dataset", "n", "d", "seed"):
         widgets[name].param.update(value=getattr(settings, name), sizing_mode="stretch_width")
         # n and d show the streamed shape (_show_stream_shape), not always the setting
-        _bind(widgets[name], settings, name, throttled=name in ("m", "n", "d"),
-              shown=name not in ("n", "d"))
+        bind(widgets[name], settings, name, throttled=name in ("m", "n", "d"),
+             shown=name not in ("n", "d"))
 
     def label(*_):
         page = app.active
@@ -331,25 +332,10 @@ def _show_stream_shape(app, n_widget, d_widget, shape: pn.pane.Markdown) -> None
     n_widget.param.watch(show, "value_throttled")  # n past a file's rows: back to its rows
 
 
-def _bind(widget, target: param.Parameterized, name: str, throttled: bool = False,
-          shown: bool = True) -> None:
-    """Two-way link of ``widget.value`` and ``target.name`` (a throttled slider acts on
-    release); one-way, widget to target, when not ``shown``."""
-    source = "value_throttled" if throttled else "value"
-    widget.param.watch(lambda event: setattr(target, name, event.new), source)
-    if shown:
-        target.param.watch(lambda event: setattr(widget, "value", event.new), name)
-
-
 def _choice_slider(settings: Settings, name: str, choices) -> pn.widgets.DiscreteSlider:
     """A slider over meaningful values (0, 0.001, ..., 1000); a value off the grid is added to it."""
-    def options(value):
-        return {f"{v:g}": float(v) for v in sorted({*choices, float(value)})}
-
     value = float(getattr(settings, name))
-    widget = pn.widgets.DiscreteSlider(label=LABELS[name], options=options(value), value=value,
-                                       sizing_mode="stretch_width")
-    widget.param.watch(lambda event: setattr(settings, name, event.new), "value_throttled")
-    settings.param.watch(lambda event: widget.param.update(options=options(event.new),
-                                                            value=float(event.new)), name)
-    return widget
+    widget = pn.widgets.DiscreteSlider(label=LABELS[name], options=grid_options(choices, value),
+                                       value=value, sizing_mode="stretch_width")
+    return bind(widget, settings, name, throttled=True,
+                follow=lambda new: {"options": grid_options(choices, new), "value": float(new)})

@@ -21,12 +21,13 @@ and ``_update_views()`` (patch their data).
 A page of online learners builds an :class:`explorer.race.Race` in ``_build`` as
 ``self.race`` and inherits ``_advance``, ``_state`` and ``_load`` (docs/architecture.md).
 
-Optional, for pages with options of their own or a stream of their own:
+Optional, for pages with options of their own (each says once how it applies; the page
+watches them) or a stream of their own:
 
-- ``restart``: names of the page's own parameters whose change restarts the stream. The
-  page watches them; inside a dashboard the frame restarts it (through the transport if
-  it is the active page, so ``t``, the URL and Back follow; else on its next visit), on
-  its own (tests, a notebook) it resets itself.
+- ``restart``: the page's own parameters whose change restarts the stream: inside a
+  dashboard the frame restarts it (through the transport if it is the active page, so
+  ``t``, the URL and Back follow; else on its next visit), on its own it resets itself.
+- ``hot_options``: those applied from now on: ``apply_hot_options()`` (``_tune()``).
 - ``_stream()``: the rows (and notes) :meth:`Page.reset` streams; the default is the
   shared settings' stream.
 - ``set_uses(uses, hot)``: when which settings apply depends on the page's options
@@ -70,6 +71,8 @@ class Page(param.Parameterized):
     """Those of ``uses`` applied mid-stream (:meth:`apply_hot`); the others restart."""
     restart: ClassVar[tuple[str, ...]] = ()
     """The page's own parameters whose change restarts the stream (see :meth:`request_restart`)."""
+    hot_options: ClassVar[tuple[str, ...]] = ()
+    """The page's own parameters applied mid-stream (see :meth:`apply_hot_options`)."""
 
     t = param.Integer(default=0, bounds=(0, None), doc="Rows of the stream consumed so far.")
     n_rows = param.Integer(default=0, bounds=(0, None), doc="Rows in the current stream.")
@@ -91,6 +94,8 @@ class Page(param.Parameterized):
         self.reset()
         if self.restart:
             self.param.watch(self._options_changed, list(self.restart))
+        if self.hot_options:
+            self.param.watch(lambda *events: self.apply_hot_options(), list(self.hot_options))
 
     # -- the stream ----------------------------------------------------------------------
     @property
@@ -171,6 +176,15 @@ class Page(param.Parameterized):
     def apply_hot(self, name: str) -> None:
         """A hot setting changed; the default is to restart. Pages override for their ``hot``."""
         self.reset()
+
+    def apply_hot_options(self) -> None:
+        """One of the page's ``hot_options`` changed: the algorithms take today's values
+        from the next row on (:meth:`_tune`), the notes follow, the history gets a point at
+        the change (drawn as a step) and the views redraw. Pages that draw no step override."""
+        self._tune()
+        self.update_notes()
+        self.record()
+        self.refresh()
 
     def request_restart(self) -> bool:
         """One of the page's ``restart`` options changed: back to t = 0 on the new options.
@@ -275,6 +289,9 @@ class Page(param.Parameterized):
 
     def _advance(self, rows: np.ndarray) -> None:
         self.race.step(rows.shape[0], record=False)
+
+    def _tune(self) -> None:
+        """Give the algorithms today's hot values (the settings' and the page's own)."""
 
     def _measure(self) -> dict[str, float]:
         raise NotImplementedError

@@ -44,6 +44,7 @@ import param
 from ...adagrad import BASELINES, LABELS, LEARNERS, METHODS, VARIANTS
 from ...experiments.adagrad import FULL_MAX_D, LOSSES, AdaGradRace
 from ...streams import binary_labels
+from ..controls import bind, log_axis, log_values
 from ..live import LivePlot, finite, labelled, plot_cell, plot_grid, row, switch
 from ..page import Page
 from . import adagrad_figures as figures
@@ -84,6 +85,7 @@ class AdaGradPage(Page):
     uses = ("dataset", "n", "d", "seed", "m", "eta")
     hot = ("eta",)
     restart = ("method", "loss")
+    hot_options = ("delta",)
 
     method = param.Selector(default="cmd", objects=list(METHODS), doc=(
         "Update form: CMD (composite mirror descent, beta -= eta H⁻¹ g) or PDS (dual averaging, "
@@ -134,13 +136,6 @@ class AdaGradPage(Page):
 
     def _tune(self) -> None:
         self.experiment.tune(eta=float(self.settings.eta), delta=self._delta())
-
-    @param.depends("delta", watch=True)
-    def _delta_changed(self) -> None:
-        self._tune()
-        self.update_notes()
-        self.record()
-        self.refresh()
 
     def _notes(self) -> list[str]:
         d, tau = self._X.shape[1], self.settings.m
@@ -216,7 +211,7 @@ class AdaGradPage(Page):
         shown = {key: key not in BASELINES or self.baselines for key in LEARNERS}
         later = np.concatenate([h[f"regret_{key}"][t > 0] for key in LEARNERS])
         log = self.log_regret and not np.any(later[np.isfinite(later)] <= 0)  # else linear
-        axis = {"type": "log", "dtick": 1} if log else {"type": "linear", "dtick": None}
+        axis = log_axis(log)
         for plot, column in (("regret", "regret"), ("time", "ms")):
             values = {key: finite(h[f"{column}_{key}"]) for key in LEARNERS}
             if plot == "regret" and log:  # regret 0 at t = 0 has no logarithm
@@ -247,7 +242,7 @@ class AdaGradPage(Page):
 
         def bars(values):
             values = values[:size]
-            return {"x": x[:values.size], "y": _positive(values)}
+            return {"x": x[:values.size], "y": log_values(values, keep_inf=True)}
         self.plots["eigen"].update({
             "M before the last shrink": bars(spectra["ffd_before"]),
             "ADA-FFD: eigenvalues of M now": bars(spectra["ffd"]),
@@ -269,12 +264,6 @@ class AdaGradPage(Page):
                 f"{2 * tau}) · {last} · regret {regrets}" + (f" · per round {timing}" if timing else ""))
 
 
-def _positive(values: np.ndarray) -> np.ndarray:
-    """Eigenvalues for a log axis: zeros (and rounding below them) become gaps."""
-    values = np.asarray(values, dtype=float)
-    return np.where(values > 0, values, np.nan)
-
-
 def _delta_select(page: AdaGradPage) -> pn.widgets.Select:
     """δ as a choice of meaningful values; 'paper' is 0. A value off the grid is added."""
     def options(value):
@@ -284,7 +273,4 @@ def _delta_select(page: AdaGradPage) -> pn.widgets.Select:
     widget = pn.widgets.Select(label="δ ⚡", options=options(page.delta), value=page.delta, width=215,
                                description="δ of H = δI + …; the paper's: 1 (CMD), 10 (PDS), "
                                            "1e-8 for ADA-DIAG. Applies mid-stream.")
-    widget.param.watch(lambda event: setattr(page, "delta", event.new), "value")
-    page.param.watch(lambda event: widget.param.update(options=options(event.new), value=event.new),
-                     "delta")
-    return widget
+    return bind(widget, page, "delta", follow=lambda new: {"options": options(new), "value": new})

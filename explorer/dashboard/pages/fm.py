@@ -38,6 +38,7 @@ import param
 
 from ...experiments.fm import (BINARY, LEARNER_NAMES, LEARNERS, MOVIELENS, SYNTHETIC, TASKS,
                                 FactorizationRace, make_learners, task_stream)
+from ..controls import bind, grid_options
 from ..live import LivePlot, explanation, finite, labelled, plot_cell, plot_grid, row, switch
 from ..page import Page
 from . import fm_figures as figures
@@ -80,6 +81,7 @@ class FactorizationPage(Page):
     uses = ("dataset", "n", "d", "seed", "m", "eta")  # the union; each instance narrows it per task
     hot = ("eta",)
     restart = ("fm_task", "fm_users", "fm_items", "fm_variant")
+    hot_options = ("ogd_eta",)
 
     fm_task = param.Selector(default=SYNTHETIC, objects=list(TASKS), doc=(
         "Ratings (one-hot user + item rows, RMSE) from a seeded synthetic stream or MovieLens-100K, "
@@ -91,10 +93,6 @@ class FactorizationPage(Page):
     ogd_eta = param.Number(default=0.5, bounds=(1e-4, 100.0), doc=(
         "OGD's step eta_0 in eta_0 / sqrt(t). Applies mid-stream."))
     fm_log_spectra = param.Boolean(default=True, doc="Log scale for the spectra of B+ and B-.")
-
-    def __init__(self, settings, **params):
-        super().__init__(settings, **params)
-        self.param.watch(self._ogd_eta_changed, "ogd_eta")
 
     # -- the stream ---------------------------------------------------------------------------
     @property
@@ -133,7 +131,8 @@ class FactorizationPage(Page):
         self._tune()
         self.update_notes()
 
-    def _ogd_eta_changed(self, event) -> None:
+    def apply_hot_options(self) -> None:
+        """OGD's eta_0 applies from the next row on; no history point, the views redraw."""
         self._tune()
         self.update_notes()
         if self._views is not None:
@@ -172,20 +171,15 @@ class FactorizationPage(Page):
         sliders = {}
         for name, label in (("fm_users", "users ↻"), ("fm_items", "items ↻")):
             bounds = self.param[name].bounds
-            sliders[name] = slider = pn.widgets.IntSlider(label=label, start=bounds[0], end=bounds[1],
-                                                          value=getattr(self, name), width=150)
-            slider.param.watch(lambda event, name=name: setattr(self, name, event.new), "value_throttled")
-            self.param.watch(lambda event, slider=slider: setattr(slider, "value", event.new), name)
+            sliders[name] = bind(pn.widgets.IntSlider(label=label, start=bounds[0], end=bounds[1],
+                                                      value=getattr(self, name), width=150),
+                                 self, name, throttled=True)
         variant = pn.widgets.RadioButtonGroup.from_param(self.param.fm_variant,
                                                          width=130, align="end")
 
-        def etas(value):
-            return {f"{v:g}": float(v) for v in sorted({*OGD_ETAS, float(value)})}
-        ogd = pn.widgets.Select(label="OGD η₀ ⚡", options=etas(self.ogd_eta), value=float(self.ogd_eta),
-                                width=100)
-        ogd.param.watch(lambda event: setattr(self, "ogd_eta", event.new), "value")
-        self.param.watch(lambda event: ogd.param.update(options=etas(event.new), value=float(event.new)),
-                         "ogd_eta")
+        ogd = bind(pn.widgets.Select(label="OGD η₀ ⚡", options=grid_options(OGD_ETAS, self.ogd_eta),
+                                     value=float(self.ogd_eta), width=100), self, "ogd_eta",
+                   follow=lambda new: {"options": grid_options(OGD_ETAS, new), "value": float(new)})
 
         def synthetic(task):
             for slider in sliders.values():

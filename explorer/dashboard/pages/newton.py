@@ -31,6 +31,7 @@ import param
 
 from ...experiments.newton import KEYS, LEARNERS, SKETCHED, NewtonRace, make_learners, notes, summary
 from ...streams import binary_labels, linear_classification_labels
+from ..controls import log_values
 from ..live import LivePlot, finite, labelled, plot_cell, plot_grid, row, switch
 from ...plots import METHOD_COLORS
 from ..page import Page
@@ -39,7 +40,6 @@ from .newton_figures import ALPHA0_LINE, MAJORITY, STAR
 
 __all__ = ["NewtonPage"]
 
-HOT = ("eta_schedule", "adagrad_eta")
 TITLES = {"loss": "Regret against the best fixed predictor", "accuracy": "Online accuracy",
           "condition": "Condition number of each preconditioner H",
           "alpha": "α over time", "spectrum": "Spectrum of H"}
@@ -71,6 +71,7 @@ class NewtonPage(Page):
     uses = ("dataset", "n", "d", "seed", "m", "alpha0", "eta")
     hot = ("alpha0", "eta")
     restart = ("son_loss", "slab", "learners", "fast", "label_noise")
+    hot_options = ("eta_schedule", "adagrad_eta")
 
     son_loss = param.Selector(default="squared", objects=["squared", "logistic"],
                           doc="Loss l(wᵀx, y) of every learner (restarts).")
@@ -92,10 +93,6 @@ class NewtonPage(Page):
                                doc="What the first plot shows.")
     spectrum_learner = param.Selector(default="RFD-SON", objects=list(SKETCHED),
                                  doc="Which sketched learner's H the spectrum shows.")
-
-    def __init__(self, settings, **params):
-        super().__init__(settings, **params)
-        self.param.watch(self._hot_option, list(HOT))
 
     # -- algorithms: explorer.experiments.newton ------------------------------------------------
     def _build(self, X: np.ndarray) -> None:
@@ -123,7 +120,8 @@ class NewtonPage(Page):
         self.race.tune(eta=s.eta, alpha0=s.alpha0, eta_schedule=self.eta_schedule,
                        adagrad_eta=self.adagrad_eta)
 
-    def _hot_option(self, *events) -> None:
+    def apply_hot_options(self) -> None:
+        """The learners take the new values from the next row on; no history point."""
         self._tune()
         self.update_notes()
 
@@ -212,8 +210,8 @@ class NewtonPage(Page):
         self.plots["accuracy"].update(lines["accuracy"])
         self.plots["condition"].update(lines["condition"])
         self.plots["alpha"].update({
-            "RFD-SON": {"x": t, "y": positive_or_nan(h["alpha_rfd"]), "visible": "RFD-SON" in racing},
-            ALPHA0_LINE: {"x": t, "y": positive_or_nan(h["alpha0"])}})
+            "RFD-SON": {"x": t, "y": log_values(h["alpha_rfd"]), "visible": "RFD-SON" in racing},
+            ALPHA0_LINE: {"x": t, "y": log_values(h["alpha0"])}})
         self._update_spectrum()
         self.summary.object = self._summary()
 
@@ -226,19 +224,12 @@ class NewtonPage(Page):
         name, bars, exact, alpha = shown
         x = np.arange(1, size + 1)
         self.plots["spectrum"].update({
-            "sketch": {"x": x, "y": positive_or_nan(bars), "name": f"{name}: σᵢ²(B) + α",
+            "sketch": {"x": x, "y": log_values(bars), "name": f"{name}: σᵢ²(B) + α",
                        "marker": {"color": METHOD_COLORS[name]}},
-            "exact": {"x": x, "y": positive_or_nan(exact) if exact is not None else []},
-            "alpha": {"x": [0.5, size + 0.5], "y": positive_or_nan(np.full(2, alpha))}},
+            "exact": {"x": x, "y": log_values(exact) if exact is not None else []},
+            "alpha": {"x": [0.5, size + 0.5], "y": log_values(np.full(2, alpha))}},
             layout={"xaxis": {"dtick": 1 if size <= 20 else 5}})
 
     def _summary(self) -> str:
         """The latest step's record as one line of text."""
         return summary(self.race, self.history.last(), self.n_rows)
-
-
-def positive_or_nan(values) -> np.ndarray:
-    """Values for a log axis: non-positive and non-finite ones become gaps."""
-    values = finite(values)
-    return np.where(values > 0, values, np.nan)
-

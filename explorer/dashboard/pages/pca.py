@@ -39,7 +39,6 @@ True
 from __future__ import annotations
 
 import math
-from typing import ClassVar
 
 import numpy as np
 import panel as pn
@@ -47,6 +46,7 @@ import param
 
 from ...experiments.pca import DENSITY_LEARNERS, AdaptivePCARace, toy_stream
 from ...plots.style import HEIGHT
+from ..controls import bind, log_values
 from ..live import LivePlot, finite, hint, plot_cell, plot_grid, row
 from ..page import Page
 from . import pca_figures as figures
@@ -85,8 +85,7 @@ class AdaptivePCAPage(Page):
              "follow each switch; static PCA forgets too slowly.")
     uses = ("n", "d", "seed")
     hot = ()
-    page_hot: ClassVar[tuple[str, ...]] = ("eta_pca", "alpha")
-    """The page's own knobs that apply mid-stream."""
+    hot_options = ("eta_pca", "alpha")
     restart = ("k", "segment_length", "rank")
 
     eta_pca = param.Number(default=1.0, bounds=(1e-3, 50.0),
@@ -122,14 +121,6 @@ class AdaptivePCAPage(Page):
         self.race.step(rows.shape[0], record=False)
         if len(self.race.stopped) != stopped:
             self.update_notes()
-
-    @param.depends("eta_pca", "alpha", watch=True)
-    def _hot_changed(self) -> None:
-        """eta and alpha apply from the next update on (the history gets a point at the change)."""
-        self._tune()
-        self.update_notes()
-        self.record()
-        self.refresh()
 
     def _tune(self) -> None:
         self.race.tune(eta=float(self.eta_pca), alpha=float(self.alpha))
@@ -239,7 +230,7 @@ class AdaptivePCAPage(Page):
                               "title": {"text": f"eigenvalue i ({what} {d})"}}})
         floor = self.alpha / d
         self.plots["fixed_share"].update({
-            "fixed-share mass ½‖ŵ − v‖₁": {"x": t, "y": _positive(h["fs_mass"])},
+            "fixed-share mass ½‖ŵ − v‖₁": {"x": t, "y": log_values(h["fs_mass"])},
             "min eigenvalue (adaptive)": {"x": t, "y": _from_log10(h["w_adaptive_0"])},
             "min eigenvalue (static)": {"x": t, "y": _from_log10(h["w_static_0"])},
             "floor α/n": {"x": t, "y": np.full(t.size, floor if floor > 0 else np.nan)},
@@ -263,12 +254,6 @@ class AdaptivePCAPage(Page):
                 f"segment's best · {moved} · {capped}")
 
 
-def _positive(values: np.ndarray) -> np.ndarray:
-    """Values for a log axis: zeros and non-finite values become gaps."""
-    values = finite(values)
-    return np.where(values > 0, values, np.nan)
-
-
 def _from_log10(values: np.ndarray) -> np.ndarray:
     """10**values for a log axis, clipped at 1e-300 instead of underflowing to 0."""
     return 10.0 ** np.maximum(finite(values), -300.0)
@@ -290,10 +275,8 @@ def _choice_slider(page: Page, name: str, choices, label: str) -> pn.widgets.Dis
     value = float(getattr(page, name))
     widget = pn.widgets.DiscreteSlider(label=label, options=options(value), value=value,
                                        width=SLIDER_WIDTH)
-    widget.param.watch(lambda event: setattr(page, name, event.new), "value_throttled")
-    page.param.watch(lambda event: widget.param.update(options=options(event.new),
-                                                       value=float(event.new)), name)
-    return widget
+    return bind(widget, page, name, throttled=True,
+                follow=lambda new: {"options": options(new), "value": float(new)})
 
 
 def _int_slider(page: Page, name: str, label: str, *, end: int, step: int = 1) -> pn.widgets.IntSlider:
@@ -302,7 +285,5 @@ def _int_slider(page: Page, name: str, label: str, *, end: int, step: int = 1) -
     value = getattr(page, name)
     widget = pn.widgets.IntSlider(label=label, start=start, end=max(end, value), step=step, value=value,
                                   width=SLIDER_WIDTH)
-    widget.param.watch(lambda event: setattr(page, name, event.new), "value_throttled")
-    page.param.watch(lambda event: widget.param.update(end=max(widget.end, event.new), value=event.new),
-                     name)
-    return widget
+    return bind(widget, page, name, throttled=True,
+                follow=lambda new: {"end": max(widget.end, new), "value": new})

@@ -17,6 +17,7 @@ import panel as pn
 import param
 
 from ...experiments.sketching import SKETCH_VARIANTS, SketchComparison
+from ..controls import log_axis
 from ..live import LivePlot, finite, labelled, plot_cell, plot_grid, row, switch
 from ..page import Page
 from . import sketching_figures as figures
@@ -154,7 +155,7 @@ class SketchingPage(Page):
             traces[f"{name} after"] = {"x": x, "y": _pad(after, size) + after_shift}
             traces[f"{name} delta"] = {"x": level, "y": np.full(2, delta + before_shift)}
             traces[f"{name} exact"] = {"x": x, "y": self.sketches.eigenvalues()[:size] + alpha0}
-        axis = {"type": "log", "dtick": 1} if self.log_spectrum else {"type": "linear", "dtick": None}
+        axis = log_axis(self.log_spectrum)
         directions = {"dtick": figures.direction_dtick(size)}  # a readable label step at m = 50 too
         self.plots["spectrum"].update(traces, layout={"yaxis": axis, "yaxis2": axis,
                                                       "xaxis": directions, "xaxis2": directions})
