@@ -62,7 +62,7 @@ MARGIN = dict(l=60, r=20, t=70, b=45)
 """Margins of a dashboard figure: room above for the legend, the title is the page's."""
 
 _FD_BLUE, _FFD_NAVY, _GFD_BLUE = COLORS[0], "#08306b", "#4292c6"
-_RFD_RED, _RP_GREEN, _DIAG_BROWN, _OGD_ORANGE = COLORS[1], COLORS[2], COLORS[5], "#d95f02"
+_RFD_RED, _RP_GREEN, _DIAG_BROWN, _OGD_ORANGE = COLORS[1], COLORS[2], "#6b3e26", "#d95f02"
 
 METHOD_COLORS = {
     # Frequent Directions and the learners on an FD sketch: blue
@@ -81,7 +81,7 @@ METHOD_COLORS = {
     "OCG": "#7f7f00",
     # online PCA (the paper's Fig. 1 roles) and the hindsight comparators
     "adaptive PCA": _RFD_RED, "adaptive online PCA": _RFD_RED, "online adaptive PCA": _RFD_RED,
-    "static online PCA": _FD_BLUE, "Follow the Leader": "#00798c",
+    "static online PCA": _FD_BLUE, "Follow the Leader": _RP_GREEN,
     "best fixed": COMPARATOR_GREY, "w*": COMPARATOR_GREY,
 }
 """Colour of each method; a label is matched on its start ("FD-SON, m = 5" is FD-SON)."""

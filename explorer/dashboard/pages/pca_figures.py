@@ -3,7 +3,7 @@
 The page patches their arrays as the stream advances (:class:`~..live.LivePlot`).
 Colours (:data:`PCA_COLORS`, :func:`~explorer.plots.method_color`) follow the paper's Fig. 1
 roles: adaptive PCA red (the method of the paper), static online PCA blue, Follow the Leader
-teal, the best fixed projection :data:`~explorer.plots.style.COMPARATOR_GREY` (the hindsight
+green, the best fixed projection :data:`~explorer.plots.style.COMPARATOR_GREY` (the hindsight
 comparator, dashed). Heights and
 margins are :mod:`explorer.plots.style`'s. The titles are written above each figure by the
 page (with a line of explanation), so the figures have none.
