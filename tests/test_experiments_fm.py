@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
 from explorer.errors import Diverged
+from explorer.dashboard.pages.fm import race_notes, race_summary
 from explorer.experiments.fm import (BINARY, DIVERGED, LEARNERS, MOVIELENS, ORACLE_MAX, SYNTHETIC,
                                      FactorizationRace, binary_stream, make_learners, movielens_stream,
                                      frozen_predictions, grid_walk, online_run, progressive_auc, rmse,
@@ -204,25 +205,25 @@ def test_task_stream_picks_the_stream_and_says_what_it_reads():
 def test_notes_name_a_sketch_with_room_for_everything_and_who_diverged():
     data = ratings()
     race = race_on(data)
-    assert race.notes(eta=0.1, ogd_eta=0.5) == []
+    assert race_notes(race, eta=0.1, ogd_eta=0.5) == []
     roomy = race_on(data, m=data.X.shape[1] + 2)
-    assert roomy.notes(eta=0.1, ogd_eta=0.5)[0].startswith(f"m = {data.X.shape[1] + 2} ≥ d + 2")
+    assert race_notes(roomy, eta=0.1, ogd_eta=0.5)[0].startswith(f"m = {data.X.shape[1] + 2} ≥ d + 2")
     wild = race_on(data, eta=10.0, ogd_eta=0.1)
     wild.step(150)
-    notes = wild.notes(eta=10.0, ogd_eta=0.1)
+    notes = race_notes(wild, eta=10.0, ogd_eta=0.1)
     assert [note.split(" diverged")[0] for note in notes] == ["S-FTRL (sketch)", "FTRL (full Θ)"]
     assert f"round {wild.stopped['ftrl'].t} with η = 10" in notes[1]
     wide = FactorizationRace(make_learners(ORACLE_MAX, m=4), np.zeros((3, ORACLE_MAX)), np.zeros(3))
-    assert "exact spectra (grey) are not computed" in wide.notes(eta=0.1, ogd_eta=0.5)[0]
+    assert "exact spectra (grey) are not computed" in race_notes(wide, eta=0.1, ogd_eta=0.5)[0]
 
 
 def test_summary_is_the_latest_point_in_words():
     data = ratings()
     race = race_on(data)
-    assert "t = 0 · RMSE S-FTRL – · FTRL – · OGD – · no gradient yet" in race.summary(race.measure())
+    assert "t = 0 · RMSE S-FTRL – · FTRL – · OGD – · no gradient yet" in race_summary(race, race.measure())
     race.step(150)
     point = race.measure()
-    line = race.summary(point)
+    line = race_summary(race, point)
     shrink = race.last_shrink
     assert line.startswith(f"**Latest:** t = 150 · RMSE S-FTRL {point['metric_sftrl']:.4g} · ")
     assert f"at t = {shrink.t}, δ = {shrink.delta:.3g}" in line and "(m = 4)" in line

@@ -12,9 +12,9 @@ import pytest
 
 from explorer.adagrad import AdaGrad
 from explorer.errors import Diverged
+from explorer.dashboard.pages.newton import notes, summary
 from explorer.experiments.newton import (
     KEYS, LEARNERS, ORACLE_MAX_D, SKETCH_OF, NewtonRace, best_fixed_predictor, hindsight, make_learners,
-    notes, summary,
 )
 from explorer.losses import get_loss
 from explorer.newton import SketchedOnlineNewton

@@ -16,7 +16,6 @@ Luo et al. JMLR 2019; ADAGRAD: Duchi et al. 2011, the papers' first-order baseli
   (:meth:`SketchedOnlineNewton.curvature_weight` times ``gradient_scale ** 2 x x^T``, while
   d <= :data:`ORACLE_MAX_D`), and measures one point of the page's curves
   (:meth:`NewtonRace.measure`);
-- :func:`notes` and :func:`summary`: what the page says about a race, as text.
 
 >>> import numpy as np
 >>> from explorer.streams import linear_classification_labels, low_rank_plus_noise
@@ -46,7 +45,7 @@ from .._validation import check_int
 from ..race import Race
 
 __all__ = ["LEARNERS", "SKETCHED", "SKETCH_OF", "KEYS", "ORACLE_MAX_D", "Hindsight", "NewtonRace",
-           "best_fixed_predictor", "hindsight", "make_learners", "notes", "summary"]
+           "best_fixed_predictor", "hindsight", "make_learners"]
 
 LEARNERS = ("RFD-SON", "FD-SON", "RP-SON", "FULL-ON", "ADAGRAD")
 """The learners that race, in legend order."""
@@ -288,66 +287,3 @@ class NewtonRace(Race):
         self._fresh.clear()
         self.correct, self.shrinks = dict(state["correct"]), dict(state["shrinks"])
         self.curvatures = {name: matrix.copy() for name, matrix in state["curvatures"].items()}
-
-
-
-# -- what the page says ----------------------------------------------------------------------------
-def notes(race: NewtonRace, *, selected, d: int, m: int, alpha0: float, seed: int, label_noise: float,
-          C: float, loss: str, adagrad_eta: float, labels: str | None = None) -> list[str]:
-    """The notes under the page's title for ``race`` on these settings (``selected``: the
-    ticked learners, FULL-ON among them even when ``alpha0 = 0`` keeps it out of the race):
-    the labels (``labels`` says where they came from when not planted from ``seed``) and
-    slab, then each caveat that applies (logistic ADAGRAD leaving the slab, no learner,
-    ``m >= d``, ``alpha0 = 0``, no exact spectrum, a learner that diverged)."""
-    planted = (f"y = sign(vᵀx) for a random unit vector v (seed {seed}), "
-               f"{100 * label_noise:g}% of them flipped")
-    out = [(f"Labels: {labels or planted}. The learners play "
-            f"clip(wᵀx, −{C:g}, {C:g}); "
-            f"ADAGRAD uses its own step size η = {adagrad_eta:g} (the shared η is "
-            f"SON's curvature weight μ + η).")]
-    if loss == "logistic" and "ADAGRAD" in race.learners:
-        out.append(f"Logistic loss: the SON learners stay in the slab |wᵀx| ≤ {C:g} "
-                   f"(loss ≥ log(1 + e^−{C:g}) ≈ {np.log1p(np.exp(-C)):.2g} "
-                   f"a row), as w* does here; ADAGRAD is not confined, so its regret can go "
-                   f"below 0.")
-    if not race.learners:
-        out.append("No learner is selected: tick at least one above the plots.")
-    if m >= d:
-        out.append(f"m = {m} ≥ d = {d}: the sketches keep every direction, so FD-SON "
-                   f"is FULL-ON and RFD-SON's α never grows. Choose m < d.")
-    if alpha0 == 0:
-        out.append("α₀ = 0 (the JMLR 'hyperparameter-free' setting): FD-SON and RP-SON "
-                   "use the pseudo-inverse, κ(H) = ∞ is not drawn"
-                   + (", and FULL-ON sits out (H₀ = α₀I must be invertible)."
-                      if "FULL-ON" in selected else "."))
-    if d > ORACLE_MAX_D:
-        out.append(f"d = {d} > {ORACLE_MAX_D}: the exact spectrum (grey) is not computed.")
-    for name, t in race.diverged.items():
-        reason = str(race.stopped[name]).rstrip(".") if name in race.stopped else ""
-        out.append(f"{name} left the race at t = {t}" + (f" ({reason})" if reason else "")
-                   + (": lower its η." if name == "ADAGRAD" else "."))
-    return out
-
-
-def summary(race: NewtonRace, point: Mapping[str, float], n_rows: int) -> str:
-    """The page's one line about the latest :meth:`NewtonRace.measure` ``point`` (at round
-    ``race.t`` of ``n_rows``): each learner's average loss and accuracy, the leader, and
-    RFD-SON's alpha with its last shrink."""
-    t, racing, diverged = race.t, race.learners, race.diverged
-    if not racing:
-        return "**Latest:** no learner selected."
-    if t == 0:
-        return (f"**Latest:** t = 0, {len(racing)} learners ready · w* has average loss "
-                f"{race.hindsight.loss[-1] / n_rows:.3g} on the whole stream")
-    parts = [f"{name} stopped" if name in diverged else
-             f"{name} {point[f'loss_{KEYS[name]}'] / t:.3g} ({100 * point[f'accuracy_{KEYS[name]}']:.0f}%)"
-             for name in racing]
-    alive = {n: point[f"loss_{KEYS[n]}"] for n in racing if n not in diverged}
-    best = f" · leader: **{min(alive, key=alive.get)}**" if alive else ""
-    shrink = ""
-    if "RFD-SON" in racing:
-        last = race.last_shrink("RFD-SON")
-        shrink = (f" · RFD-SON α = {racing['RFD-SON'].alpha:.3g}"
-                  + (f" (last shrink at t = {last[0]}, δ = {last[1]:.3g})" if last
-                     else " (no shrink yet)"))
-    return "**Latest:** average loss (accuracy): " + ", ".join(parts) + best + shrink

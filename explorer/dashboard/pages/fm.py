@@ -3,9 +3,9 @@ r"""The factorization-machine page: sketched FTRL (S-FTRL) against full FTRL and
 Luo, Zhang, Zhang, Zhu, Zhang, Pei (KDD 2018), *Sketched follow-the-regularized-leader for
 online factorization machine*; docs/algorithms.md section 6. This module is the view: the
 race of the three learners (:mod:`explorer.fm`), their divergence, the exact spectra S-FTRL's
-sketch is measured against, the metrics and the notes are
-:class:`explorer.experiments.fm.FactorizationRace`; the streams :func:`~explorer.experiments.fm.task_stream`.
-After every step the page records
+sketch is measured against and the metrics are :class:`explorer.experiments.fm.FactorizationRace`;
+the streams :func:`~explorer.experiments.fm.task_stream`; what the page says about the race
+(:func:`race_notes`, :func:`race_summary`) is here. After every step the page records
 
 - the progressive RMSE (ratings: squared loss ``(z - b)^2 / 2``) or the progressive AUC
   (binary labels, logistic loss) of each learner over the rounds so far, predicted
@@ -33,17 +33,20 @@ their whole current ``Theta`` (each learner's ``with_params(eta=...)``); OGD's o
 
 from __future__ import annotations
 
+from typing import Mapping
+
+import numpy as np
 import panel as pn
 import param
 
-from ...experiments.fm import (BINARY, LEARNER_NAMES, LEARNERS, MOVIELENS, SYNTHETIC, TASKS,
-                                FactorizationRace, make_learners, task_stream)
+from ...experiments.fm import (BINARY, DIVERGED, LEARNER_NAMES, LEARNERS, MOVIELENS, ORACLE_MAX,
+                                SYNTHETIC, TASKS, FactorizationRace, make_learners, task_stream)
 from ..controls import bind, grid_options
 from ..live import LivePlot, explanation, finite, labelled, plot_cell, plot_grid, row, switch
 from ..page import Page
 from . import fm_figures as figures
 
-__all__ = ["FactorizationPage", "TASKS", "SYNTHETIC", "MOVIELENS", "BINARY"]
+__all__ = ["FactorizationPage", "TASKS", "SYNTHETIC", "MOVIELENS", "BINARY", "race_notes", "race_summary"]
 
 OGD_ETAS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
@@ -139,7 +142,7 @@ class FactorizationPage(Page):
             self._update_views()
 
     def _notes(self) -> list[str]:
-        return self.race.notes(eta=self.settings.eta, ogd_eta=self.ogd_eta)
+        return race_notes(self.race, eta=self.settings.eta, ogd_eta=self.ogd_eta)
 
     def _measure(self) -> dict[str, float]:
         return self.race.measure()
@@ -210,4 +213,49 @@ class FactorizationPage(Page):
                                    for key in LEARNERS})
         self.plots["spectra"].update(*figures.spectra_update(self.race.spectra(self.settings.m),
                                                              log=self.fm_log_spectra))
-        self.summary.object = self.race.summary(self.history.last())
+        self.summary.object = race_summary(self.race, self.history.last())
+
+
+# -- what the page says (the notes under its title, the summary line) ---------------------------
+def race_notes(race, *, eta: float, ogd_eta: float) -> list[str]:
+    """What the curves of ``race`` need said: S-FTRL's ``m >= d + 2`` makes it FTRL, no exact
+    spectra past :data:`~explorer.experiments.fm.ORACLE_MAX`, and who diverged (with the page's ``eta`` / ``ogd_eta``)."""
+    d, m = race.X.shape[1], race.learners["sftrl"].m
+    notes = []
+    if m >= d + 2:
+        notes.append(f"m = {m} ≥ d + 2 = {d + 2}: each half of the sketch has room for every "
+                     "direction, nothing is shrunk and S-FTRL equals FTRL (their curves "
+                     "coincide). Choose a smaller m to see the sketch at work.")
+    if not race.oracle:
+        notes.append(f"d + 1 = {d + 1} > {ORACLE_MAX}: the exact spectra (grey) are not "
+                     "computed; the bars are S-FTRL's own.")
+    for key, error in race.stopped.items():
+        value = ogd_eta if key == "ogd" else eta
+        notes.append(f"{LEARNER_NAMES[key]} diverged at round {error.t} with "
+                     f"{'η₀' if key == 'ogd' else 'η'} = {value:g} (|z| > {DIVERGED:g}) and "
+                     "stopped: choose a smaller one and press Reset.")
+    return notes
+
+
+def race_summary(race, point: Mapping[str, float]) -> str:
+    """The latest ``race.measure()`` ``point`` as one line of Markdown (metrics, sign balance,
+    the sketch's ranks, last shrink and total shrink, time per round, memory)."""
+    p, sftrl = point, race.learners["sftrl"]
+    values = " · ".join(f"{label} {_number(p[f'metric_{key}'])}" for key, label in
+                        (("sftrl", "S-FTRL"), ("ftrl", "FTRL"), ("ogd", "OGD")))
+    times = ", ".join(f"{p[f'time_{key}']:.0f}" if np.isfinite(p[f"time_{key}"]) else "–"
+                      for key in LEARNERS)
+    share = (f"q > 0 on {p['share_plus']:.0%} of rounds" if np.isfinite(p["share_plus"])
+             else "no gradient yet")
+    shrink = race.last_shrink
+    last = (f"last shrink: B{'₊' if shrink.part == '+' else '₋'} at t = {shrink.t}, "
+            f"δ = {shrink.delta:.3g}" if shrink is not None else "no shrink yet")
+    memory = 2 * sftrl.sketch.positive.capacity * (sftrl.d + 1)
+    return (f"**Latest:** t = {race.t} · {'RMSE' if race.ratings else 'AUC'} {values} · {share} · "
+            f"rank B₊ {int(p['rank_plus'])}, B₋ {int(p['rank_minus'])} (m = {sftrl.m}) · {last}, "
+            f"Δ₊ + Δ₋ = {p['delta_plus'] + p['delta_minus']:.3g} · µs/round (S-FTRL, FTRL, OGD) "
+            f"{times} · memory {memory:,} floats for the sketch, {(sftrl.d + 1) ** 2:,} for a full Θ")
+
+
+def _number(value: float) -> str:
+    return f"{value:.4g}" if np.isfinite(value) else "–"

@@ -11,7 +11,8 @@ diagonal ADAGRAD (Duchi et al. 2011, the papers' first-order baseline).
 This module is the view: the race, its comparator ``w*`` (the best fixed linear predictor
 in hindsight), the online accuracy, the condition numbers, alpha and the exact spectra are
 :class:`explorer.experiments.newton.NewtonRace`, which the page steps, measures (one
-history point per step) and snapshots for Back. The labels are ``sign(w_*^T x)`` for a
+history point per step) and snapshots for Back; what the page says about it is
+:func:`notes` and :func:`summary`, here. The labels are ``sign(w_*^T x)`` for a
 random unit ``w_*`` drawn from the seed, each flipped with probability ``label_noise``
 (:func:`explorer.streams.linear_classification_labels`), so a link reproduces them.
 
@@ -25,11 +26,13 @@ Page options: ``son_loss`` (the loss), ``slab`` (C), ``learners``, ``fast`` and
 
 from __future__ import annotations
 
+from typing import Mapping
+
 import numpy as np
 import panel as pn
 import param
 
-from ...experiments.newton import KEYS, LEARNERS, SKETCHED, NewtonRace, make_learners, notes, summary
+from ...experiments.newton import KEYS, LEARNERS, ORACLE_MAX_D, SKETCHED, NewtonRace, make_learners
 from ...streams import binary_labels, linear_classification_labels
 from ..controls import log_values
 from ..live import LivePlot, finite, labelled, plot_cell, plot_grid, row, switch
@@ -38,7 +41,7 @@ from ..page import Page
 from . import newton_figures as figures
 from .newton_figures import ALPHA0_LINE, MAJORITY, STAR
 
-__all__ = ["NewtonPage"]
+__all__ = ["NewtonPage", "notes", "summary"]
 
 TITLES = {"loss": "Regret against the best fixed predictor", "accuracy": "Online accuracy",
           "condition": "Condition number of each preconditioner H",
@@ -233,3 +236,65 @@ class NewtonPage(Page):
     def _summary(self) -> str:
         """The latest step's record as one line of text."""
         return summary(self.race, self.history.last(), self.n_rows)
+
+
+# -- what the page says (the notes under its title, the summary line) ---------------------------
+def notes(race: NewtonRace, *, selected, d: int, m: int, alpha0: float, seed: int, label_noise: float,
+          C: float, loss: str, adagrad_eta: float, labels: str | None = None) -> list[str]:
+    """The notes under the page's title for ``race`` on these settings (``selected``: the
+    ticked learners, FULL-ON among them even when ``alpha0 = 0`` keeps it out of the race):
+    the labels (``labels`` says where they came from when not planted from ``seed``) and
+    slab, then each caveat that applies (logistic ADAGRAD leaving the slab, no learner,
+    ``m >= d``, ``alpha0 = 0``, no exact spectrum, a learner that diverged)."""
+    planted = (f"y = sign(vᵀx) for a random unit vector v (seed {seed}), "
+               f"{100 * label_noise:g}% of them flipped")
+    out = [(f"Labels: {labels or planted}. The learners play "
+            f"clip(wᵀx, −{C:g}, {C:g}); "
+            f"ADAGRAD uses its own step size η = {adagrad_eta:g} (the shared η is "
+            f"SON's curvature weight μ + η).")]
+    if loss == "logistic" and "ADAGRAD" in race.learners:
+        out.append(f"Logistic loss: the SON learners stay in the slab |wᵀx| ≤ {C:g} "
+                   f"(loss ≥ log(1 + e^−{C:g}) ≈ {np.log1p(np.exp(-C)):.2g} "
+                   f"a row), as w* does here; ADAGRAD is not confined, so its regret can go "
+                   f"below 0.")
+    if not race.learners:
+        out.append("No learner is selected: tick at least one above the plots.")
+    if m >= d:
+        out.append(f"m = {m} ≥ d = {d}: the sketches keep every direction, so FD-SON "
+                   f"is FULL-ON and RFD-SON's α never grows. Choose m < d.")
+    if alpha0 == 0:
+        out.append("α₀ = 0 (the JMLR 'hyperparameter-free' setting): FD-SON and RP-SON "
+                   "use the pseudo-inverse, κ(H) = ∞ is not drawn"
+                   + (", and FULL-ON sits out (H₀ = α₀I must be invertible)."
+                      if "FULL-ON" in selected else "."))
+    if d > ORACLE_MAX_D:
+        out.append(f"d = {d} > {ORACLE_MAX_D}: the exact spectrum (grey) is not computed.")
+    for name, t in race.diverged.items():
+        reason = str(race.stopped[name]).rstrip(".") if name in race.stopped else ""
+        out.append(f"{name} left the race at t = {t}" + (f" ({reason})" if reason else "")
+                   + (": lower its η." if name == "ADAGRAD" else "."))
+    return out
+
+
+def summary(race: NewtonRace, point: Mapping[str, float], n_rows: int) -> str:
+    """The page's one line about the latest :meth:`NewtonRace.measure` ``point`` (at round
+    ``race.t`` of ``n_rows``): each learner's average loss and accuracy, the leader, and
+    RFD-SON's alpha with its last shrink."""
+    t, racing, diverged = race.t, race.learners, race.diverged
+    if not racing:
+        return "**Latest:** no learner selected."
+    if t == 0:
+        return (f"**Latest:** t = 0, {len(racing)} learners ready · w* has average loss "
+                f"{race.hindsight.loss[-1] / n_rows:.3g} on the whole stream")
+    parts = [f"{name} stopped" if name in diverged else
+             f"{name} {point[f'loss_{KEYS[name]}'] / t:.3g} ({100 * point[f'accuracy_{KEYS[name]}']:.0f}%)"
+             for name in racing]
+    alive = {n: point[f"loss_{KEYS[n]}"] for n in racing if n not in diverged}
+    best = f" · leader: **{min(alive, key=alive.get)}**" if alive else ""
+    shrink = ""
+    if "RFD-SON" in racing:
+        last = race.last_shrink("RFD-SON")
+        shrink = (f" · RFD-SON α = {racing['RFD-SON'].alpha:.3g}"
+                  + (f" (last shrink at t = {last[0]}, δ = {last[1]:.3g})" if last
+                     else " (no shrink yet)"))
+    return "**Latest:** average loss (accuracy): " + ", ".join(parts) + best + shrink

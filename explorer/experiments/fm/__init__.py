@@ -11,9 +11,6 @@ S-FTRL in Generalized FD, ``Theta = -eta (B+^T B+ - B-^T B-)``. One module per c
 - :mod:`.race`: :class:`FactorizationRace` plays them in lock step, a chunk of rows at a
   time through each learner's progressive loop, and keeps what the rounds computed plus
   the exact sums S-FTRL's two halves sketch while ``d + 1 <=`` :data:`ORACLE_MAX`.
-- :mod:`.prose`: what the page says in words (:meth:`FactorizationRace.notes` and
-  :meth:`FactorizationRace.summary`: m too large to sketch, no exact spectra, who
-  diverged; the latest point).
 - :mod:`.metrics`: :func:`progressive_auc`, :func:`rmse`, :func:`running_mean`: the page's
   metrics (each label predicted before it is learnt) and the ratings' reference.
 - :mod:`.tasks`: :func:`task_stream`, the stream of one of the page's :data:`TASKS`

@@ -32,7 +32,6 @@ from ...hooks import Recorder
 from ...race import HotLearners
 from .lineup import DIVERGED, LEARNERS, ORACLE_MAX
 from .metrics import progressive_auc, rmse, running_mean
-from .prose import race_notes, race_summary
 
 __all__ = ["FactorizationRace"]
 
@@ -212,16 +211,6 @@ class FactorizationRace(HotLearners):
                 band = np.maximum(exact - fd.delta_total, 0.0)
             out[part] = {"sketch": sigma2[:size], "exact": exact, "band": band, "size": size}
         return out
-
-    # -- in words (:mod:`.prose`) ------------------------------------------------------------
-    def notes(self, *, eta: float, ogd_eta: float) -> list[str]:
-        """What the curves need said (:func:`~explorer.experiments.fm.prose.race_notes`)."""
-        return race_notes(self, eta=eta, ogd_eta=ogd_eta)
-
-    def summary(self, point: Mapping[str, float]) -> str:
-        """The latest :meth:`measure` ``point`` in one line of Markdown
-        (:func:`~explorer.experiments.fm.prose.race_summary`)."""
-        return race_summary(self, point)
 
     # -- snapshots (Back) -----------------------------------------------------------------------
     def state_dict(self) -> dict:
