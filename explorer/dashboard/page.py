@@ -178,9 +178,8 @@ class Page(param.Parameterized):
         self.reset()
 
     def apply_hot_options(self) -> None:
-        """One of the page's ``hot_options`` changed: the algorithms take today's values
-        from the next row on (:meth:`_tune`), the notes follow, the history gets a point at
-        the change (drawn as a step) and the views redraw. Pages that draw no step override."""
+        """A ``hot_options`` value changed: :meth:`_tune` (from the next row on), new notes,
+        a history point at the change (drawn as a step), a redraw."""
         self._tune()
         self.update_notes()
         self.record()
