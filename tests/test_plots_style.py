@@ -230,3 +230,20 @@ def test_methods_drawn_together_differ_in_lightness_too():
     contrasts on white differ by at least 1.5 (told apart without telling hues apart)."""
     for a, b in (("RFD-SON", "ADAGRAD"), ("ADA-FD", "ADA-FFD"), ("ADA-DIAG", "ADA-FFD")):
         assert abs(contrast(method_color(a)) - contrast(method_color(b))) >= 1.5, (a, b)
+
+
+def test_builders_draw_a_method_in_its_colour_and_two_of_its_curves_apart():
+    from explorer.plots import bar_chart, line_chart
+    fig = line_chart([1, 2], {"ADA-FULL": [1, 2], "ADA-FD (τ = 5)": [1, 2], "ADA-FD PDS": [1, 2]})
+    full, fd, fd_pds = (trace.line.color for trace in fig.data)
+    assert (full, fd) == (method_color("ADA-FULL"), method_color("ADA-FD")) and fd_pds != fd
+    bars = bar_chart(["a"], {"exact FD": [1], "FD": [1], "RFD": [1]})
+    assert [trace.marker.color for trace in bars.data][1:] == [method_color("FD"), method_color("RFD")]
+
+
+def test_a_colour_table_naming_more_methods_than_drawn_does_not_push_the_others_off():
+    from explorer.plots import series_colors
+    assert series_colors(["RFD-SON", "Oja-SON"], colors=METHOD_COLORS) == {
+        "RFD-SON": METHOD_COLORS["RFD-SON"], "Oja-SON": METHOD_COLORS["Oja-SON"]}
+    assert series_colors(["FD", "RP sketch"], colors={"FD": "#000000", "RFD": METHOD_COLORS["RP"]}) == {
+        "FD": "#000000", "RP sketch": METHOD_COLORS["RP"]}

@@ -15,7 +15,7 @@ The dashboard's per-page figure modules (``explorer/dashboard/pages/*_figures.py
 draw on these.
 """
 
-from .charts import as_vector, bar_chart, heatmap, line_chart, shrink_spectrum
+from .charts import as_vector, bar_chart, heatmap, line_chart, series_colors, shrink_spectrum
 from .graphs import merge_tree, task_graph
 from .panels import small_multiples
 from .style import (BASELINE_GREY, BOUND_BLACK, COLORS, COMPARATOR_GREY, CONCEPT_COLORS, EXACT_GREY,
@@ -25,4 +25,4 @@ from .style import (BASELINE_GREY, BOUND_BLACK, COLORS, COMPARATOR_GREY, CONCEPT
 __all__ = ["line_chart", "bar_chart", "shrink_spectrum", "heatmap", "small_multiples", "merge_tree",
            "task_graph", "as_vector", "COLORS", "COMPARATOR_GREY", "EXACT_GREY", "HEIGHT", "LAYOUT", "MARGIN",
            "METHOD_COLORS", "method_color", "BASELINE_GREY", "BOUND_BLACK", "CONCEPT_COLORS",
-           "GFD_HALVES", "GUIDE_GREY", "TINTS", "contrast", "tint"]
+           "GFD_HALVES", "GUIDE_GREY", "TINTS", "contrast", "tint", "series_colors"]

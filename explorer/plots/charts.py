@@ -32,7 +32,7 @@ import plotly.graph_objects as go
 
 from .style import BOUND_BLACK, COLORS, LAYOUT, TINTS, method_color
 
-__all__ = ["line_chart", "bar_chart", "shrink_spectrum", "heatmap", "as_vector"]
+__all__ = ["line_chart", "bar_chart", "shrink_spectrum", "heatmap", "as_vector", "series_colors"]
 
 def as_vector(name: str, values, length: int | None = None) -> np.ndarray:
     """``values`` as a 1-D float array, optionally of a given length.
@@ -71,7 +71,8 @@ def line_chart(x, series: Mapping[str, Iterable[float]], *, dashed: Iterable[str
 
     Names listed in ``dashed`` are drawn dashed: the convention for bounds, drawn beside
     the measured quantity they bound. ``colors`` maps names to colours (default: the
-    method's :func:`method_color`, else the :data:`COLORS` cycle in the order of ``series``). Non-finite values leave gaps.
+    method's colour (:func:`series_colors`), else the :data:`COLORS` cycle in the order of
+    ``series``). Non-finite values leave gaps.
     ``points`` adds single labelled markers, name -> ``(x, y)`` (e.g. an optimum).
 
     >>> fig = line_chart([1, 2, 3], {"error": [3, 2, 1], "bound": [4, 3, 2]}, dashed=["bound"])
@@ -85,18 +86,41 @@ def line_chart(x, series: Mapping[str, Iterable[float]], *, dashed: Iterable[str
     unknown = dashed - set(series)
     if unknown:
         raise ValueError(f"dashed names {sorted(unknown)} are not in series {list(series)}")
-    colors = dict(colors or {})
+    color = series_colors(series, colors)
     fig = go.Figure()
-    for i, (name, values) in enumerate(series.items()):
+    for name, values in series.items():
         y = as_vector(f"series[{name!r}]", values, x.size)
         y = np.where(np.isfinite(y), y, np.nan)
         fig.add_trace(go.Scatter(
             x=x, y=y, name=name, mode="lines+markers" if markers else "lines",
-            line=dict(color=colors.get(name) or method_color(name, COLORS[i % len(COLORS)]),
+            line=dict(color=color[name],
                       dash="dash" if name in dashed else "solid", width=2)))
     _add_points(fig, points, first_color=len(series))
     return _finish(fig, title=title, x_title=x_title, y_title=y_title, height=height,
                    log_x=log_x, log_y=log_y)
+
+
+def series_colors(names: Iterable[str], colors: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The colour of each name: the one ``colors`` gives, else its method's
+    (:func:`method_color`) if no other name has that colour yet, else the next colour of the
+    :data:`COLORS` cycle that no name has (so two curves of one method stay apart).
+
+    >>> series_colors(["ADA-FFD CMD", "ADA-FFD PDS", "error"]) == {
+    ...     "ADA-FFD CMD": method_color("ADA-FFD"), "ADA-FFD PDS": COLORS[0], "error": COLORS[1]}
+    True
+    >>> series_colors(["error", "bound"]) == {"error": COLORS[0], "bound": COLORS[1]}
+    True
+    """
+    names, colors = list(names), dict(colors or {})
+    chosen = {name: colors[name] for name in names if colors.get(name)}
+    for name in names:
+        own = method_color(name)
+        if name not in chosen and own is not None and own not in chosen.values():
+            chosen[name] = own
+    free = [c for c in COLORS if c not in chosen.values()] or list(COLORS)
+    rest = [name for name in names if name not in chosen]
+    chosen.update({name: free[k % len(free)] for k, name in enumerate(rest)})
+    return {name: chosen[name] for name in names}
 
 
 _SYMBOLS = ("x", "circle", "diamond", "square", "triangle-up")
@@ -119,7 +143,7 @@ def bar_chart(categories, series: Mapping[str, Iterable[float]], *, title: str |
               x_title: str | None = None, y_title: str | None = None, log_y: bool = False,
               text: bool = True, height: int = 380) -> go.Figure:
     """Grouped bars: one colour per entry of ``series`` (name -> one value per category):
-    the method's :func:`method_color`, else the :data:`COLORS` cycle.
+    the method's colour (:func:`series_colors`), else the :data:`COLORS` cycle.
 
     ``text`` writes each value on its bar (rounded to 4 significant digits).
 
@@ -132,10 +156,11 @@ def bar_chart(categories, series: Mapping[str, Iterable[float]], *, title: str |
         raise ValueError("categories must not be empty")
     if not series:
         raise ValueError("series must name at least one group of bars")
+    color = series_colors(series)
     fig = go.Figure()
-    for i, (name, values) in enumerate(series.items()):
+    for name, values in series.items():
         y = as_vector(f"series[{name!r}]", values, len(categories))
-        fig.add_trace(go.Bar(x=categories, y=y, name=name, marker_color=method_color(name, COLORS[i % len(COLORS)]),
+        fig.add_trace(go.Bar(x=categories, y=y, name=name, marker_color=color[name],
                              text=[f"{v:.4g}" for v in y] if text else None,
                              textposition="outside" if text else None))
     fig.update_layout(barmode="group")
