@@ -1,6 +1,7 @@
 """The dashboard's accessibility, checked by axe-core in a real browser.
 
-Every page (each tab) is opened at 1400 px wide with a few rows learned, and axe-core
+Every page (each tab) is opened at 1400 px wide with a few rows learned, on the light
+theme and on the dark one (``?theme=dark``), and axe-core
 (bundled by ``axe-playwright-python``) runs its WCAG 2.0 and 2.1 A and AA rules on the whole document,
 the components' open shadow roots included. The test fails on any violation of impact
 "serious" or "critical", naming the rule, its impact and the selectors of the elements.
@@ -72,13 +73,14 @@ def named(page) -> None:
         pass
 
 
+@pytest.mark.parametrize("theme", ["default", "dark"])
 @pytest.mark.parametrize("key", [cls.key for cls in PAGES])
-def test_every_page_passes_axe_wcag_a_and_aa(server, page, key):
+def test_every_page_passes_axe_wcag_a_and_aa(server, page, key, theme):
     assert page.viewport_size["width"] == 1400
     errors = []
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     page.set_default_timeout(TIMEOUT_MS)
-    page.goto(server["url"] + f"?page={key}&n=300&d=20&t=5")
+    page.goto(server["url"] + f"?page={key}&n=300&d=20&t=5" + ("&theme=dark" if theme == "dark" else ""))
     page.locator(".js-plotly-plot .plot-container.plotly").first.wait_for()
     counter(page, 5).wait_for()
     page.locator("[role=tab][aria-selected=true]").wait_for()  # the tabs have their roles
@@ -86,7 +88,7 @@ def test_every_page_passes_axe_wcag_a_and_aa(server, page, key):
     named(page)
     response = Axe().run(page, options=OPTIONS).response
     found = blocking_violations(response)
-    assert found == [], f"axe on the {key} page:\n" + "\n".join(found)
+    assert found == [], f"axe on the {key} page ({theme} theme):\n" + "\n".join(found)
     assert real_errors(errors) == []
 
 

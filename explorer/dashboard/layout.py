@@ -22,7 +22,7 @@ from panel.custom import JSComponent
 from .aria import AriaNames
 from .controls import bind, grid_options
 from .keyboard import SHORTCUTS_HELP, Keyboard
-from .live import row
+from .live import help_text, row
 from .settings import ALPHA0_CHOICES, ETA_CHOICES, URL_NAMES, Settings
 from .transport import Transport
 from .upload import FORMATS, MAX_BYTES, MAX_COLUMNS, MAX_ROWS
@@ -70,11 +70,10 @@ def _transport_bar(transport: Transport) -> pn.Column:
     counter = pn.pane.Markdown(pn.bind(lambda t, n: f"**t = {t}** of {n} rows", transport.param.t,
                                        transport.param.n_rows),
                                styles={"font-size": "1.25em"}, align="center", margin=(0, 15))
-    status = pn.pane.Markdown(transport.param.status, align="center", styles={"color": "#8a4b08"})
+    status = help_text(transport.param.status, css_class="status-text", align="center")
     keys = Keyboard({"toggle": lambda: transport.pause() if transport.playing else transport.play(),
                      "step": transport.step, "back": transport.back})
-    shortcuts = pn.pane.Markdown(SHORTCUTS_HELP, styles={"color": "#666", "font-size": "0.85em"},
-                                 margin=(0, 10))
+    shortcuts = help_text(SHORTCUTS_HELP, styles={"font-size": "0.85em"}, margin=(0, 10))
     return pn.Column(row(*buttons.values(), speed, counter, status, clock, keys, AriaNames()),
                      shortcuts, sizing_mode="stretch_width")
 
@@ -280,27 +279,30 @@ def _sidebar(app) -> list:
     label()
     app.param.watch(label, ["page", "uses_changed"])
     settings.param.watch(label, "fixed_d")
-    grey = {"color": "#666", "font-size": "0.9em"}
-    shape = pn.pane.Markdown("", styles=grey)
+    small = {"font-size": "0.9em"}
+    shape = help_text("", styles=small)
     _show_stream_shape(app, widgets["n"], widgets["d"], shape)
     new_data = pn.widgets.Button(label="New data (next seed)", sizing_mode="stretch_width")
     new_data.on_click(lambda event: setattr(settings, "seed", (settings.seed + 1) % 2**31))
     # parsed in a thread (the server answers other events meanwhile); too large: never sent
     upload = FileUpload(on_file=app.upload_in_background, on_refused=app.refuse_upload,
                         accept=",".join(FORMATS), max_bytes=MAX_BYTES, sizing_mode="stretch_width")
-    note = pn.pane.Markdown  # small grey explanation lines
+    heading = pn.pane.Markdown
+
+    def note(text):  # a small grey explanation line
+        return help_text(text, styles=small)
     return [
-        note("### Sketch"), widgets["m"], widgets["alpha0"], widgets["eta"], note(HELP["eta"], styles=grey),
-        note("### Stream"), widgets["dataset"], widgets["n"], widgets["d"], shape, note(HELP["d"], styles=grey),
+        heading("### Sketch"), widgets["m"], widgets["alpha0"], widgets["eta"], note(HELP["eta"]),
+        heading("### Stream"), widgets["dataset"], widgets["n"], widgets["d"], shape, note(HELP["d"]),
         widgets["seed"], new_data,
-        note("↻ restarts the stream · ⚡ applies at once, mid-stream", styles=grey),
-        note("### Your data"), upload,
+        note("↻ restarts the stream · ⚡ applies at once, mid-stream"),
+        heading("### Your data"), upload,
         note(f"CSV (optional header; a column named y/label/target is the label), .npz/.npy "
              f"(array X) or LIBSVM; at most {MAX_BYTES // 2**20} MB, {MAX_ROWS} rows, "
-             f"{MAX_COLUMNS} columns. Nothing in the file is executed or unpickled.", styles=grey),
-        note("### Share"),
+             f"{MAX_COLUMNS} columns. Nothing in the file is executed or unpickled."),
+        heading("### Share"),
         note("Every setting, the page and t are in the address bar: copy the link to show "
-             "someone exactly this view.", styles=grey),
+             "someone exactly this view."),
     ]
 
 

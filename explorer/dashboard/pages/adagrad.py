@@ -45,7 +45,7 @@ from ...adagrad import BASELINES, LABELS, LEARNERS, METHODS, VARIANTS
 from ...experiments.adagrad import FULL_MAX_D, LOSSES, AdaGradRace
 from ...streams import binary_labels
 from ..controls import bind, log_axis, log_values
-from ..live import LivePlot, finite, labelled, plot_cell, plot_grid, row, switch
+from ..live import LivePlot, finite, help_text, labelled, plot_cell, plot_grid, row, switch
 from ..page import Page
 from . import adagrad_figures as figures
 
@@ -197,8 +197,7 @@ class AdaGradPage(Page):
             pn.widgets.Select.from_param(self.param.loss, label="loss ↻", width=140),
             switch(self.param.baselines, "show OGD and Adam", align="end"),
             switch(self.param.log_regret, "log regret", align="end"),
-            pn.pane.Markdown("τ = m (sidebar) · ↻ restarts · ⚡ applies mid-stream",
-                             styles={"color": "#666"}, align="end"),
+            help_text("τ = m (sidebar) · ↻ restarts · ⚡ applies mid-stream", align="end"),
             sizing_mode="stretch_width")
         self.param.watch(lambda *_: self._update_views(), ["baselines", "log_regret"])
         cells = [plot_cell(TITLES[name], EXPLAIN[name], plot) for name, plot in self.plots.items()]

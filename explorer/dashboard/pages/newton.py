@@ -35,7 +35,7 @@ import param
 from ...experiments.newton import KEYS, LEARNERS, ORACLE_MAX_D, SKETCHED, NewtonRace, make_learners
 from ...streams import binary_labels, linear_classification_labels
 from ..controls import log_values
-from ..live import LivePlot, finite, labelled, plot_cell, plot_grid, row, switch
+from ..live import LivePlot, finite, help_text, labelled, plot_cell, plot_grid, row, switch
 from ...plots import METHOD_COLORS
 from ..page import Page
 from . import newton_figures as figures
@@ -177,9 +177,8 @@ class NewtonPage(Page):
             pn.widgets.FloatSlider.from_param(p.label_noise, name="label noise ↻", width=150),
             labelled("η schedule ⚡", pn.widgets.RadioButtonGroup.from_param(p.eta_schedule, width=170)),
             pn.widgets.FloatInput.from_param(p.adagrad_eta, name="ADAGRAD η ⚡", width=110))
-        legend = pn.pane.Markdown("Options of this page: ⚡ applies mid-stream, ↻ restarts the "
-                                  "race (as in the sidebar).", styles={"color": "#555"},
-                                  margin=(0, 10))
+        legend = help_text("Options of this page: ⚡ applies mid-stream, ↻ restarts the "
+                           "race (as in the sidebar).", margin=(0, 10))
         self.param.watch(lambda *_: self._update_views(), ["loss_view", "spectrum_learner"])
         views = {"loss": pn.widgets.RadioButtonGroup.from_param(p.loss_view, name="", width=200,
                                                                align="center"),

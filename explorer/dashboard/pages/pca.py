@@ -47,7 +47,7 @@ import param
 from ...experiments.pca import DENSITY_LEARNERS, AdaptivePCARace, toy_stream
 from ...plots.style import HEIGHT
 from ..controls import bind, log_values
-from ..live import LivePlot, finite, hint, plot_cell, plot_grid, row
+from ..live import LivePlot, finite, help_text, hint, plot_cell, plot_grid, row
 from ..page import Page
 from . import pca_figures as figures
 
@@ -183,8 +183,8 @@ class AdaptivePCAPage(Page):
             "α = 1/(T(n−k)+1), η = ln(1 + √(2D/L)) with L the best fixed projection's loss on "
             "the whole stream")))
         theory.on_click(lambda event: self.param.update(**self.theory_setting()))
-        legend = pn.pane.Markdown("⚡ applies mid-stream · ↻ restarts the stream",
-                                  styles={"color": "#666", "font-size": "0.9em"}, margin=(8, 10))
+        legend = help_text("⚡ applies mid-stream · ↻ restarts the stream",
+                           styles={"font-size": "0.9em"}, margin=(8, 10))
         heatmap_of = pn.widgets.RadioButtonGroup.from_param(self.param.heatmap_of, align="center")
         self.param.watch(lambda *_: self._update_views(), ["heatmap_of"])
         cells = [plot_cell(TITLES[name], EXPLAIN[name], plot, *([heatmap_of] if name == "weights" else []))
