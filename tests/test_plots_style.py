@@ -30,24 +30,7 @@ FIGURE_MODULES = ("adagrad", "fm", "newton", "pca", "sketching")
 
 # A lesson's or notebook's colour for a method that is not the style's: (notebook, label,
 # colour given, colour of the style). The lessons' and notebooks' owner fixes these.
-KNOWN_MISMATCHES = {
-    ("lessons/05_online_adaptive_pca.ipynb", "best", "#ff7f0e", "#949494"),
-    ("notebooks/ada_fd_paper.ipynb", "ADA-FULL", "black", "#7f7f7f"),
-    ("notebooks/ada_fd_cnn.ipynb", "ADA-FFD", "#d62728", "#08306b"),
-    ("notebooks/ada_fd_cnn.ipynb", "ADA-DIAG", "#7f7f7f", "#6b3e26"),
-    ("notebooks/ada_fd_cnn.ipynb", "Adam", "#ff7f0e", "#9467bd"),
-    ("notebooks/ada_fd_cnn.ipynb", "SGD", "#8c564b", "#d95f02"),
-    ("notebooks/adaptive_pca_paper.ipynb", "Follow the Leader", "#1f77b4", "#2ca02c"),
-    ("notebooks/adaptive_pca_paper.ipynb", "best fixed projection", "#d62728", "#949494"),
-    ("notebooks/adaptive_pca_paper.ipynb", "static online PCA", "#2ca02c", "#1f77b4"),
-    ("notebooks/adaptive_pca_paper.ipynb", "online adaptive PCA", "#ff7f0e", "#d62728"),
-    ("notebooks/sftrl_paper.ipynb", "OGD", "#636efa", "#d95f02"),
-    ("notebooks/sftrl_paper.ipynb", "FTRL", "#ef553b", "#7f7f7f"),
-    ("notebooks/sftrl_paper.ipynb", "OCG", "#00cc96", "#7f7f00"),
-    ("notebooks/sftrl_paper.ipynb", "S-FTRL (m = 10)", "#ab63fa", "#4292c6"),
-    ("notebooks/sftrl_paper.ipynb", "S-FTRL (m = 25)", "#ffa15a", "#4292c6"),
-    ("notebooks/sftrl_paper.ipynb", "S-FTRL (m = 5)", "#19d3f3", "#4292c6"),
-}
+KNOWN_MISMATCHES: set = set()
 
 
 def _is_color(value) -> bool:
