@@ -121,3 +121,26 @@ def fed(name, n=20, seed=5):
     obj = make()
     feed(obj, np.random.default_rng(seed), n)
     return obj
+
+
+UNLABELLED = ("OnlineAdaptivePCA", "FollowTheLeaderPCA", "AdaptiveBestSubset", "VarianceMinSphere",
+              "VarianceMinSimplex")
+"""The learners whose round takes no label."""
+
+DIVERGING = {  # each labelled learner with its largest step size, fed rows of norm ~1e100
+    "SketchedOnlineNewton": lambda: SketchedOnlineNewton(D, m=3, alpha0=1e-100, eta=1e100, loss="squared"),
+    "RFDSON": lambda: RFDSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared"),
+    "FDSON": lambda: FDSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared"),
+    "RPSON": lambda: RPSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared", seed=1),
+    "OjaSON": lambda: OjaSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared", seed=1),
+    "FullON": lambda: FullON(D, alpha0=1e-100, eta=1e100, loss="squared"),
+    "AdaGrad": lambda: AdaGrad(D, variant="ffd", tau=2, eta=1e100, loss="squared"),
+    "OGD": lambda: OGD(D, eta=1e100, loss="squared"),
+    "Adam": lambda: Adam(D, eta=1e100, loss="squared"),
+    "SketchedFTRL": lambda: SketchedFTRL(D, m=3, eta=1e100),
+    "FTRLFM": lambda: FTRLFM(D, eta=1e100),
+    "OGDFM": lambda: OGDFM(D, eta=1e100),
+    "OCGFM": lambda: OCGFM(D, eta=1e100, tau=1e100, seed=0),
+    "AdaLR": lambda: AdaLR(D, tau=2, eta=1e100, loss="squared", seed=1),
+    "RadaGrad": lambda: RadaGrad(D, tau=2, eta=1e100, loss="squared", seed=1),
+}

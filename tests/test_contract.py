@@ -31,7 +31,7 @@ from explorer.errors import Diverged
 from explorer.hooks import StepRecord
 from explorer.params import Tunable
 from explorer.state import load_state, registered_kinds, save_state
-from stateful_zoo import D, FEEDS, ROUNDS, covariance, fed, labels, rows
+from stateful_zoo import DIVERGING, UNLABELLED, D, FEEDS, ROUNDS, covariance, fed, labels, rows
 from state_checks import assert_same_state, snapshot
 
 KINDS = registered_kinds()
@@ -113,10 +113,6 @@ def test_same_seed_same_numbers_and_resume_is_bit_identical(name):
         assert_same_state(snapshot(resumed), snapshot(never))
 
 
-UNLABELLED = ("OnlineAdaptivePCA", "FollowTheLeaderPCA", "AdaptiveBestSubset", "VarianceMinSphere",
-              "VarianceMinSimplex")
-
-
 def step_args(name, x, y) -> tuple:
     """The arguments of ``step`` for the round ``ROUNDS[name](obj, x, y)`` plays."""
     x = covariance(x) if name.startswith("VarianceMin") else x
@@ -164,23 +160,6 @@ def test_no_learner_raises_a_bare_floating_point_error():
     assert issubclass(Diverged, ValueError) and issubclass(Diverged, FloatingPointError)
 
 
-DIVERGING = {  # each learner with its largest step size, fed rows of norm ~1e100
-    "SketchedOnlineNewton": lambda: SketchedOnlineNewton(D, m=3, alpha0=1e-100, eta=1e100, loss="squared"),
-    "RFDSON": lambda: RFDSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared"),
-    "FDSON": lambda: FDSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared"),
-    "RPSON": lambda: RPSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared", seed=1),
-    "OjaSON": lambda: OjaSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared", seed=1),
-    "FullON": lambda: FullON(D, alpha0=1e-100, eta=1e100, loss="squared"),
-    "AdaGrad": lambda: AdaGrad(D, variant="ffd", tau=2, eta=1e100, loss="squared"),
-    "OGD": lambda: OGD(D, eta=1e100, loss="squared"),
-    "Adam": lambda: Adam(D, eta=1e100, loss="squared"),
-    "SketchedFTRL": lambda: SketchedFTRL(D, m=3, eta=1e100),
-    "FTRLFM": lambda: FTRLFM(D, eta=1e100),
-    "OGDFM": lambda: OGDFM(D, eta=1e100),
-    "OCGFM": lambda: OCGFM(D, eta=1e100, tau=1e100, seed=0),
-    "AdaLR": lambda: AdaLR(D, tau=2, eta=1e100, loss="squared", seed=1),
-    "RadaGrad": lambda: RadaGrad(D, tau=2, eta=1e100, loss="squared", seed=1),
-}
 
 
 def test_every_labelled_learner_has_a_diverging_recipe():

@@ -19,12 +19,10 @@ from explorer.errors import Diverged
 from explorer.hooks import StepRecord
 from explorer.learner import OnlineLearner, RoundRefused, refused
 from state_checks import assert_same_state, snapshot
-from stateful_zoo import BATCHES, D, FEEDS, covariance, fed, labels, rows
+from stateful_zoo import BATCHES, DIVERGING, UNLABELLED, D, FEEDS, covariance, fed, labels, rows
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "explorer"
 LEARNERS = [name for name in FEEDS if callable(getattr(FEEDS[name][0](), "step", None))]
-UNLABELLED = ("OnlineAdaptivePCA", "FollowTheLeaderPCA", "AdaptiveBestSubset", "VarianceMinSphere",
-              "VarianceMinSimplex")
 
 
 def round_args(name, x, y) -> tuple:
@@ -77,23 +75,6 @@ def test_a_record_holds_the_same_fields_with_or_without_a_hook(name):
     assert_same_state(snapshot(quiet), snapshot(learned))
 
 
-DIVERGING = {  # each labelled learner with its largest step size, fed rows of norm ~1e100
-    "SketchedOnlineNewton": lambda: SketchedOnlineNewton(D, m=3, alpha0=1e-100, eta=1e100, loss="squared"),
-    "RFDSON": lambda: RFDSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared"),
-    "FDSON": lambda: FDSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared"),
-    "RPSON": lambda: RPSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared", seed=1),
-    "OjaSON": lambda: OjaSON(D, m=3, alpha0=1e-100, eta=1e100, loss="squared", seed=1),
-    "FullON": lambda: FullON(D, alpha0=1e-100, eta=1e100, loss="squared"),
-    "AdaGrad": lambda: AdaGrad(D, variant="ffd", tau=2, eta=1e100, loss="squared"),
-    "OGD": lambda: OGD(D, eta=1e100, loss="squared"),
-    "Adam": lambda: Adam(D, eta=1e100, loss="squared"),
-    "SketchedFTRL": lambda: SketchedFTRL(D, m=3, eta=1e100),
-    "FTRLFM": lambda: FTRLFM(D, eta=1e100),
-    "OGDFM": lambda: OGDFM(D, eta=1e100),
-    "OCGFM": lambda: OCGFM(D, eta=1e100, tau=1e100, seed=0),
-    "AdaLR": lambda: AdaLR(D, tau=2, eta=1e100, loss="squared", seed=1),
-    "RadaGrad": lambda: RadaGrad(D, tau=2, eta=1e100, loss="squared", seed=1),
-}
 
 
 def test_every_labelled_learner_diverges_here():
