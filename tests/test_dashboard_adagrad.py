@@ -251,3 +251,23 @@ def test_a_diverging_learner_is_stopped_and_explained():
     for key, t in view.diverged.items():
         assert np.isnan(view.history.last()[f"regret_{key}"])
         assert any(f"{LABELS[key]} diverged at t = {t}" in note for note in view.notes)
+
+
+# -- what the page's words say (issue 30) -------------------------------------------------------
+
+def test_a_negative_regret_is_explained_when_it_happens():
+    view = AdaGradPage(Settings(n=300, d=12, m=3, seed=4), loss="squared_hinge")
+    view.step(5)
+    assert "Regret < 0" not in view._summary()  # every regret still positive
+    view.step(295)
+    assert min(view.history.last()[f"regret_{key}"] for key in ("full", "ffd")) < 0
+    assert ("Regret < 0: it is measured against w*, the unit vector that drew the labels, not "
+            "the best fixed β in hindsight for the squared hinge loss") in view._summary()
+    absolute = small_page()
+    absolute.step(150)
+    assert "Regret < 0" not in absolute._summary()  # β* suffers 0: regret = cumulative loss
+
+
+def test_eta_is_named_the_step_size():
+    from explorer.dashboard.pages.adagrad import EXPLAIN
+    assert "All learners share η, the step size." in EXPLAIN["regret"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import panel as pn
 import pytest
 import scipy.linalg
 from sklearn.metrics import roc_auc_score
@@ -299,3 +300,30 @@ def test_step_and_refresh_time_at_the_defaults(capsys):
             page.refresh()
         with capsys.disabled():
             print(f"\n{task}: step + refresh {1e3 * (time.perf_counter() - start) / 100:.1f} ms")
+
+
+# -- what the page's words say (issue 30) -------------------------------------------------------
+
+def test_a_large_eta_is_warned_before_and_the_divergence_said_when_it_happens():
+    app = small_app(eta=1.0)
+    page = app.active
+    assert "**η** (the FTRL step size)" in page.intro
+    warning = "η = 1 is above the default 0.1: FTRL and S-FTRL play Θ = −η · (sum of past gradients)"
+    assert any(note.startswith(warning) for note in app.notes)  # before any row
+    app.transport.seek(200)
+    assert "sftrl" in page.race.stopped
+    assert not any(note.startswith(warning) for note in app.notes)  # replaced by what happened
+    assert any(note.startswith(f"S-FTRL (sketch) diverged at round {page.race.stopped['sftrl'].t} "
+                               "with η = 1") for note in app.notes)
+    quiet = small_app()
+    assert not any("above the default" in note for note in quiet.notes)
+
+
+def test_b_plus_b_minus_and_a_hat_are_defined_on_the_page():
+    app = small_app()
+    page = app.active
+    texts = [pane.object for pane in page.views.select(pn.pane.Markdown)]
+    assert any(text.startswith("B₊, B₋: S-FTRL's two Frequent Directions sketches") and
+               "2m (fast)" in text and "â = [aₜ; 1]" in text for text in texts)
+    app.transport.step(20)
+    assert "of at most 8 rows each (m = 4)" in page.summary.object  # fast: 2m rows

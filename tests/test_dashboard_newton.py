@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import panel as pn
 import pytest
 from panel.io.location import Location
 
@@ -313,3 +314,11 @@ def test_timing_of_step_and_refresh(capsys):
         print(f"\nnewton page, d = 50, m = 10: step + refresh {1e3 * seconds:.1f} ms "
               f"({1 / seconds:.0f} updates/s)")
     assert page.t == 53
+
+
+def test_the_two_etas_are_named_by_what_they_are():
+    """The sidebar's η is SON's curvature weight here; ADAGRAD has a step size of its own."""
+    page = small_page()
+    assert "**η** (here SON's curvature weight)" in page.intro
+    names = [widget.name for widget in page.views.select(pn.widgets.FloatInput)]
+    assert "ADAGRAD η (step size) ⚡" in names

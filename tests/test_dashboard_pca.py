@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import panel as pn
 import pytest
 
 from explorer.dashboard import Dashboard
@@ -295,3 +296,27 @@ def test_a_learner_whose_eigensolver_fails_leaves_the_race(monkeypatch):
     assert any(note.startswith("adaptive left the race: OnlineAdaptivePCA, round 11") for note in page.notes)
     h = page.history
     assert h.last()["loss_ftl"] > h["loss_ftl"][h["t"] == 10][0]
+
+
+# -- what the page's words say (issue 30) -------------------------------------------------------
+
+def test_the_pages_eta_is_named_and_the_sidebars_is_explained():
+    page = small_page()
+    labels = [widget.name for widget in page.views.select(pn.widgets.DiscreteSlider)]
+    assert "η (PCA update) ⚡" in labels and not any("learning rate" in label for label in labels)
+    assert any("the sidebar's η, a gradient step size, is greyed" in note for note in page.notes)
+
+
+def test_the_theory_setting_says_it_uses_hindsight():
+    page = small_page()
+    [theory] = [button for button in page.views.select(pn.widgets.Button)
+                if button.name.startswith("Theory setting")]
+    assert "hindsight" in theory.name
+    assert "in hindsight: computed from the whole stream" in theory.description.content
+
+
+def test_the_overlap_share_is_shown_once_a_row_was_learned():
+    page = small_page()
+    assert "keeps" not in page._summary()  # t = 0: no subspace learned yet
+    page.step(5)
+    assert "adaptive keeps" in page._summary()

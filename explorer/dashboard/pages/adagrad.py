@@ -62,7 +62,7 @@ TITLES = {"regret": "Regret of the variants on one stream",
 EXPLAIN = {
     "regret": "Cumulative loss minus that of the comparator β* (0 for the absolute loss: "
               "y = β*ᵀx). ADA-FD and ADA-FFD keep τ = m directions of G and land close to "
-              "ADA-FULL (grey), which keeps all d. All learners share η. Log scale unless a regret is ≤ 0.",
+              "ADA-FULL (grey), which keeps all d. All learners share η, the step size. Log scale unless a regret is ≤ 0.",
     "rank": "ADA-FFD adds one orthonormal column to V per new gradient direction; at r = 2τ "
             "it shrinks (in the same round) by s = λ_τ and keeps τ − 1: a saw-tooth of period τ + 1. ADA-FD "
             "shrinks on every row and keeps at most τ − 1. Last 300 rows.",
@@ -260,7 +260,17 @@ class AdaGradPage(Page):
         timing = " vs ".join(f"{LABELS[key]} {point[f'ms_{key}']:.3g} ms" for key in ("ffd", "full")
                              if np.isfinite(point[f"ms_{key}"]))
         return (f"**Latest:** ADA-FFD rank r = {int(point['rank_ffd'])} (cycles {tau - 1} → "
-                f"{2 * tau}) · {last} · regret {regrets}" + (f" · per round {timing}" if timing else ""))
+                f"{2 * tau}) · {last} · regret {regrets}" + (f" · per round {timing}" if timing else "")
+                + self._below_zero(point))
+
+    def _below_zero(self, point) -> str:
+        """Why a regret is negative, when one is: the comparator is not the best fixed point."""
+        if not any(point[f"regret_{key}"] < 0 for key in LEARNERS if np.isfinite(point[f"regret_{key}"])):
+            return ""
+        comparator = ("the least-squares fit" if self.settings.labels() is not None
+                      else "w*, the unit vector that drew the labels,")
+        return (f" · Regret < 0: it is measured against {comparator} not the best fixed β in "
+                f"hindsight for the {self.loss.replace('_', ' ')} loss, so a learner can suffer less.")
 
 
 def _delta_select(page: AdaGradPage) -> pn.widgets.Select:

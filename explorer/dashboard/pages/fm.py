@@ -42,13 +42,19 @@ import param
 from ...experiments.fm import (BINARY, DIVERGED, LEARNER_NAMES, LEARNERS, MOVIELENS, ORACLE_MAX,
                                 SYNTHETIC, TASKS, FactorizationRace, make_learners, task_stream)
 from ..controls import bind, grid_options
-from ..live import LivePlot, explanation, finite, labelled, plot_cell, plot_grid, row, switch
+from ..live import LivePlot, explanation, finite, help_text, labelled, plot_cell, plot_grid, row, switch
 from ..page import Page
 from . import fm_figures as figures
 
 __all__ = ["FactorizationPage", "TASKS", "SYNTHETIC", "MOVIELENS", "BINARY", "race_notes", "race_summary"]
 
 OGD_ETAS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+DEFAULT_ETA = 0.1
+"""The sidebar's default η; above it the page warns that FTRL and S-FTRL may diverge."""
+GLOSSARY = ("B₊, B₋: S-FTRL's two Frequent Directions sketches (Generalized FD), of the rounds "
+            "with q > 0 and with q < 0; each holds up to m rows (exact) or 2m (fast). "
+            "â = [aₜ; 1]: the round's feature row aₜ (one-hot user and item on ratings) with a 1 "
+            "appended for the bias.")
 
 TITLES = {"metric": "Progressive error of the three learners",
           "spectra": "Spectra of B₊ and B₋ (S-FTRL's Generalized FD)",
@@ -80,7 +86,7 @@ class FactorizationPage(Page):
     title = "Sketched FTRL for FMs"
     intro = ("Watch S-FTRL learn a factorization machine through two FD sketches (B₊ for "
              "over-, B₋ for under-predictions): press **Step** or **Play**, change **m** or "
-             "**η**, and compare with full-matrix FTRL and OGD.")
+             "**η** (the FTRL step size), and compare with full-matrix FTRL and OGD.")
     uses = ("dataset", "n", "d", "seed", "m", "eta")  # the union; each instance narrows it per task
     hot = ("eta",)
     restart = ("fm_task", "fm_users", "fm_items", "fm_variant")
@@ -164,7 +170,7 @@ class FactorizationPage(Page):
         self.summary = pn.pane.Markdown("", margin=(0, 10))
         self.explain = {name: explanation(EXPLAIN.get(name, "")) for name in self.plots}
         cells = [plot_cell(TITLES[name], self.explain[name], plot) for name, plot in self.plots.items()]
-        return pn.Column(self._options(), self.summary,
+        return pn.Column(self._options(), help_text(GLOSSARY, margin=(0, 10)), self.summary,
                          plot_grid(*cells),
                          sizing_mode="stretch_width")
 
@@ -229,6 +235,10 @@ def race_notes(race, *, eta: float, ogd_eta: float) -> list[str]:
     if not race.oracle:
         notes.append(f"d + 1 = {d + 1} > {ORACLE_MAX}: the exact spectra (grey) are not "
                      "computed; the bars are S-FTRL's own.")
+    if eta > DEFAULT_ETA and not {"sftrl", "ftrl"} & set(race.stopped):
+        notes.append(f"η = {eta:g} is above the default {DEFAULT_ETA:g}: FTRL and S-FTRL play "
+                     "Θ = −η · (sum of past gradients), and a large η can make them diverge. If "
+                     f"one does (|z| > {DIVERGED:g}) it stops and a note here says at which round.")
     for key, error in race.stopped.items():
         value = ogd_eta if key == "ogd" else eta
         notes.append(f"{LEARNER_NAMES[key]} diverged at round {error.t} with "
@@ -250,9 +260,11 @@ def race_summary(race, point: Mapping[str, float]) -> str:
     shrink = race.last_shrink
     last = (f"last shrink: B{'₊' if shrink.part == '+' else '₋'} at t = {shrink.t}, "
             f"δ = {shrink.delta:.3g}" if shrink is not None else "no shrink yet")
-    memory = 2 * sftrl.sketch.positive.capacity * (sftrl.d + 1)
+    capacity = sftrl.sketch.positive.capacity
+    memory = 2 * capacity * (sftrl.d + 1)
     return (f"**Latest:** t = {race.t} · {'RMSE' if race.ratings else 'AUC'} {values} · {share} · "
-            f"rank B₊ {int(p['rank_plus'])}, B₋ {int(p['rank_minus'])} (m = {sftrl.m}) · {last}, "
+            f"rank B₊ {int(p['rank_plus'])}, B₋ {int(p['rank_minus'])} of at most {capacity} rows "
+            f"each (m = {sftrl.m}) · {last}, "
             f"Δ₊ + Δ₋ = {p['delta_plus'] + p['delta_minus']:.3g} · µs/round (S-FTRL, FTRL, OGD) "
             f"{times} · memory {memory:,} floats for the sketch, {(sftrl.d + 1) ** 2:,} for a full Θ")
 

@@ -70,7 +70,7 @@ class NewtonPage(Page):
     key = "newton"
     title = "Sketched online Newton"
     intro = ("Sketched Newton learners race on one labelled stream: watch regret, accuracy and "
-             "the conditioning of each preconditioner as **m**, **α₀** and **η** change.")
+             "the conditioning of each preconditioner as **m**, **α₀** and **η** (here SON's curvature weight) change.")
     uses = ("dataset", "n", "d", "seed", "m", "alpha0", "eta")
     hot = ("alpha0", "eta")
     restart = ("son_loss", "slab", "learners", "fast", "label_noise")
@@ -176,7 +176,7 @@ class NewtonPage(Page):
             switch(p.fast, "fast sketches ↻", align="end"),
             pn.widgets.FloatSlider.from_param(p.label_noise, name="label noise ↻", width=150),
             labelled("η schedule ⚡", pn.widgets.RadioButtonGroup.from_param(p.eta_schedule, width=170)),
-            pn.widgets.FloatInput.from_param(p.adagrad_eta, name="ADAGRAD η ⚡", width=110))
+            pn.widgets.FloatInput.from_param(p.adagrad_eta, name="ADAGRAD η (step size) ⚡", width=150))
         legend = help_text("Options of this page: ⚡ applies mid-stream, ↻ restarts the "
                            "race (as in the sidebar).", margin=(0, 10))
         self.param.watch(lambda *_: self._update_views(), ["loss_view", "spectrum_learner"])

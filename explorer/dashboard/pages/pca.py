@@ -89,7 +89,7 @@ class AdaptivePCAPage(Page):
     restart = ("k", "segment_length", "rank")
 
     eta_pca = param.Number(default=1.0, bounds=(1e-3, 50.0),
-                           doc="Learning rate η of both online PCAs (paper's toy: 1). Hot.")
+                           doc="η of both online PCAs' exponentiated update (paper's toy: 1). Hot.")
     alpha = param.Number(default=1e-5, bounds=(0.0, 1.0),
                          doc="Fixed-share rate α of adaptive PCA (static PCA: 0). Hot.")
     k = param.Integer(default=2, bounds=(1, 20), doc="Rank of the projection (at most d - 1).")
@@ -131,7 +131,10 @@ class AdaptivePCAPage(Page):
         notes = [(f"This page streams its own toy data (Yuan & Lamperski, Fig. 1): n = {s.n} rows "
                   f"in dimension d = {d} (the paper's n), {segments} segment(s) of "
                   f"{self.segment_length} rows, each in its own random rank-{min(self.rank, d)} "
-                  f"subspace, seed {s.seed}. The data-set choice does not apply here.")]
+                  f"subspace, seed {s.seed}. The data-set choice does not apply here."),
+                 ("η here is the page's own, the rate of the exponentiated update (paper's toy: "
+                  "1); the sidebar's η, a gradient step size, is greyed: at its default 0.1 "
+                  "static and adaptive PCA would be hard to tell apart.")]
         if k < self.k:
             notes.append(f"k = {self.k} needs k < d = {d}: using k = {k}.")
         if self.rank > d:
@@ -171,7 +174,7 @@ class AdaptivePCAPage(Page):
                                               height=HEIGHT + 60, over_stream=True)}
         self.summary = pn.pane.Markdown("", margin=(0, 10))
         knobs = pn.FlexBox(
-            _choice_slider(self, "eta_pca", ETA_CHOICES, "η: learning rate ⚡"),
+            _choice_slider(self, "eta_pca", ETA_CHOICES, "η (PCA update) ⚡"),
             _choice_slider(self, "alpha", ALPHA_CHOICES, "α: fixed share ⚡"),
             _int_slider(self, "k", "k: rank of P_t ↻", end=10),
             _int_slider(self, "segment_length", "segment length ↻", step=10, end=1000),
@@ -179,9 +182,9 @@ class AdaptivePCAPage(Page):
             flex_wrap="wrap", sizing_mode="stretch_width")
         paper = pn.widgets.Button(label="Paper's toy setting (η = 1, α = 10⁻⁵)")
         paper.on_click(lambda event: self.param.update(eta_pca=1.0, alpha=1e-5))
-        theory = hint(pn.widgets.Button(label="Theory setting (Theorem 1)", description=(
-            "α = 1/(T(n−k)+1), η = ln(1 + √(2D/L)) with L the best fixed projection's loss on "
-            "the whole stream")))
+        theory = hint(pn.widgets.Button(label="Theory setting (Theorem 1), in hindsight", description=(
+            "α = 1/(T(n−k)+1), η = ln(1 + √(2D/L)) with L the loss of the best fixed projection "
+            "in hindsight: computed from the whole stream, rows not yet streamed included")))
         theory.on_click(lambda event: self.param.update(**self.theory_setting()))
         legend = help_text("⚡ applies mid-stream · ↻ restarts the stream",
                            styles={"font-size": "0.9em"}, margin=(8, 10))
@@ -247,11 +250,12 @@ class AdaptivePCAPage(Page):
                  if np.isfinite(p["fs_mass"]) else "no update yet")
         capped = (f"{int(p['capped_adaptive'])} of {self._X.shape[1]} eigenvalues capped"
                   if np.isfinite(p["capped_adaptive"]) else "none capped yet")
+        kept = (f" · adaptive keeps {p['overlap_adaptive']:.0%} of the segment's best"
+                if self.t > 0 and np.isfinite(p["overlap_adaptive"]) else "")
         return (f"**Latest:** segment {int(p['segment']) + 1} of {segments} · cumulative loss: "
                 f"FTL {p['loss_ftl']:.1f}, best fixed {p['loss_best']:.1f}, static "
                 f"{p['loss_static']:.1f}, adaptive {p['loss_adaptive']:.1f} (sampled "
-                f"{p['loss_sampled']:.1f}) · adaptive keeps {p['overlap_adaptive']:.0%} of the "
-                f"segment's best · {moved} · {capped}")
+                f"{p['loss_sampled']:.1f}){kept} · {moved} · {capped}")
 
 
 def _from_log10(values: np.ndarray) -> np.ndarray:
