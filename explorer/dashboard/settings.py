@@ -46,7 +46,8 @@ class Settings(param.Parameterized):
     seed = param.Integer(default=0, bounds=(0, 2**31 - 1), doc="Seed of the data (and of sampling).")
     m = param.Integer(default=10, bounds=(2, 50), doc="Sketch size: rows the sketch keeps.")
     alpha0 = param.Number(default=1.0, bounds=(0.0, 1e6), doc="Initial regularizer alpha0 >= 0.")
-    eta = param.Number(default=0.1, bounds=(1e-6, 100.0), doc="Learning rate of the learner pages.")
+    eta = param.Number(default=0.1, bounds=(1e-6, 100.0), doc=(
+        "η of the learner pages: SON's curvature weight (Newton), the step size (AdaGrad, FM)."))
     upload = param.ClassSelector(class_=UploadedData, default=None, allow_None=True,
                                  doc="The parsed file the user uploaded, if any.")
     fixed_d = param.Boolean(default=False, doc="True when the current data set fixes d itself.")

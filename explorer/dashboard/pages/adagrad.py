@@ -62,7 +62,8 @@ TITLES = {"regret": "Regret of the variants on one stream",
 EXPLAIN = {
     "regret": "Cumulative loss minus that of the comparator β* (0 for the absolute loss: "
               "y = β*ᵀx). ADA-FD and ADA-FFD keep τ = m directions of G and land close to "
-              "ADA-FULL (grey), which keeps all d. All learners share η, the step size. Log scale unless a regret is ≤ 0.",
+              "ADA-FULL (grey), which keeps all d. All learners share η, the step size. "
+              "Log scale unless a regret is ≤ 0.",
     "rank": "ADA-FFD adds one orthonormal column to V per new gradient direction; at r = 2τ "
             "it shrinks (in the same round) by s = λ_τ and keeps τ − 1: a saw-tooth of period τ + 1. ADA-FD "
             "shrinks on every row and keeps at most τ − 1. Last 300 rows.",

@@ -70,7 +70,8 @@ class NewtonPage(Page):
     key = "newton"
     title = "Sketched online Newton"
     intro = ("Sketched Newton learners race on one labelled stream: watch regret, accuracy and "
-             "the conditioning of each preconditioner as **m**, **α₀** and **η** (here SON's curvature weight) change.")
+             "the conditioning of each preconditioner as **m**, **α₀** and **η** (here SON's "
+             "curvature weight) change.")
     uses = ("dataset", "n", "d", "seed", "m", "alpha0", "eta")
     hot = ("alpha0", "eta")
     restart = ("son_loss", "slab", "learners", "fast", "label_noise")
