@@ -4,7 +4,8 @@ The sidebar holds the shared settings (↻ restarts the stream, ⚡ applies mid-
 the active page declares), the upload and a note on sharing; the main area holds the
 transport bar (Reset, Back, Play, Pause, Step, speed, ``t = N of n rows``; the keyboard
 shortcuts of :mod:`.keyboard`, a line naming them and the names of :mod:`.aria`), the alerts
-(URL and upload problems, the page's notes) and one tab per page.
+(URL and upload problems, the page's notes), one tab per page and a live region that reads
+out the active page's latest step (:func:`live_summary`).
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ import base64
 import functools
 import inspect
 import re
+import time
 from collections.abc import Callable
 
 import panel as pn
 import param
 from panel.custom import JSComponent
 
-from .aria import AriaNames
+from .aria import ANNOUNCE_SECONDS, AriaNames, LiveSummary
 from .controls import bind, grid_options
 from .keyboard import SHORTCUTS_HELP, Keyboard
 from .live import help_text, row
@@ -27,7 +29,7 @@ from .settings import ALPHA0_CHOICES, ETA_CHOICES, URL_NAMES, Settings
 from .transport import Transport
 from .upload import FORMATS, MAX_BYTES, MAX_COLUMNS, MAX_ROWS
 
-__all__ = ["layout", "FrameClock", "FileUpload", "plain_text"]
+__all__ = ["layout", "FrameClock", "FileUpload", "plain_text", "live_summary"]
 
 LABELS = {"m": "m: sketch size", "alpha0": "α₀: initial regularizer", "eta": "η: learning rate",
           "dataset": "data set", "n": "n: stream length", "d": "d: dimension", "seed": "seed"}
@@ -41,10 +43,40 @@ def layout(app) -> pn.template.BootstrapTemplate:
     template = pn.template.BootstrapTemplate(title="Sketch Explorer", sidebar_width=330,
                                              header_background="#1f3b57")
     template.sidebar.extend(_sidebar(app))
+    transport, alerts, tabs = _transport_bar(app.transport), _alerts(app), _tabs(app)
     template.main.append(pn.Column(
         pn.pane.Markdown(pn.bind(lambda key: app.active.intro, app.param.page), margin=(0, 10)),
-        _transport_bar(app.transport), _alerts(app), _tabs(app), sizing_mode="stretch_width"))
+        transport, alerts, tabs, live_summary(app), sizing_mode="stretch_width"))
     return template
+
+
+def live_summary(app) -> LiveSummary:
+    """The polite live region saying the active page's ``t`` and its summary line (its
+    ``summary`` pane, the "Latest:" line): when either changes, on Pause and on a page change,
+    and while playing at most once every ``ANNOUNCE_SECONDS`` (the browser holds it to
+    that rate too). Made after the tabs, so that a new page's views exist when it speaks."""
+    live, watched, said = LiveSummary(), set(), [-float("inf")]
+
+    def say(*_, now: bool = True) -> None:
+        page = app.active
+        summary = getattr(page, "summary", None)
+        if summary is None or (not now and time.monotonic() - said[0] < ANNOUNCE_SECONDS):
+            return
+        said[0] = time.monotonic()
+        line = re.sub(r"\*\*|\\", "", str(summary.object))
+        live.text = f"{page.title}, t = {page.t} of {page.n_rows} rows. {line}"
+
+    def follow(*_) -> None:
+        summary = getattr(app.active, "summary", None)
+        if summary is not None and id(summary) not in watched:
+            watched.add(id(summary))
+            summary.param.watch(lambda *_: say(now=not app.transport.playing), "object")
+        say()
+    follow()
+    app.param.watch(follow, "page")
+    app.transport.param.watch(lambda event: say() if not event.new else None, "playing")
+    app.transport.param.watch(lambda *_: say(now=not app.transport.playing), ["t", "n_rows"])
+    return live
 
 
 def _transport_bar(transport: Transport) -> pn.Column:

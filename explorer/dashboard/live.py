@@ -19,6 +19,8 @@ every update the page played at 6.0 updates per second (2026-11-24), the rendere
 thread spending 0.13 CPU-seconds per update; with the quick draws and round ranges
 0.06-0.08, and 9.7 updates per second; with each figure's arrays packed in one buffer
 (:class:`PlotlyView`), 12.7 (the benchmark's section in benchmarks/README.md).
+Each figure is a ``role=figure`` named by its text alternative (:func:`~.aria.describe`:
+title, axes, latest values), renewed at most every ``ANNOUNCE_SECONDS`` while the stream plays.
 Tick labels are drawn with ``ticklabeloverflow="allow"``: Plotly's default ("hide past
 div") measures every label of every axis on every redraw, a quarter of ``Plotly.react`` here.
 """
@@ -26,6 +28,7 @@ div") measures every label of every axis on every redraw, a quarter of ``Plotly.
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -37,6 +40,7 @@ from bokeh.models import Tooltip
 from panel.custom import JSComponent
 from plotly.basedatatypes import BasePlotlyType
 
+from .aria import ANNOUNCE_SECONDS, describe
 from .ranges import axis_ranges, ranged_axes
 
 __all__ = ["LivePlot", "PlotlyView", "finite", "explanation", "plot_cell", "labelled", "hint", "switch",
@@ -80,6 +84,7 @@ class PlotlyView(JSComponent):
     ranges = param.Dict(default={}, doc=(
         "Axis ranges set on top of the layout ({'xaxis': [0, 150]}; None: autorange), "
         "the ones LivePlot computes from the data."))
+    label = param.String(default="", doc="The figure in words: its aria-label (role figure).")
     quick = param.Boolean(default=False, doc=(
         "Whether every axis has a range (the layout's, or in ranges): then a change of the "
         "values alone moves the traces without redrawing axes and legend."))
@@ -94,6 +99,9 @@ class PlotlyView(JSComponent):
       // a redraw measures text (getBoundingClientRect) between DOM writes: contained, each
       // forced layout and repaint stays inside this figure instead of the whole page
       graph.style.contain = "strict"
+      const name = () => { graph.setAttribute("role", "figure"); graph.setAttribute("aria-label", model.label) }
+      name()
+      model.on("label", name)
       // new objects on every draw: Plotly.react keeps what it is given and diffs by identity
       const unpacked = i => {
         const {numbers, slices} = model.arrays, out = {}
@@ -211,6 +219,9 @@ class LivePlot:
         """Whether the stream is playing: axes from zero then end on the ladder's rungs, which
         change rarely (:mod:`.ranges`); the next update, or :meth:`settle`, applies it."""
         self._ranged_growing = False
+        self.title = ""
+        """The figure's title for its text alternative (:func:`~.aria.describe`; ``plot_cell`` sets it)."""
+        self._described_at, self._undescribed = -np.inf, True
         self._set_ranges()
         self.pane = PlotlyView(data=self._built, layout=figure.layout.to_plotly_json(), height=height,
                                ranges=dict(self._ranges), quick=self._ranged is not None,
@@ -260,8 +271,18 @@ class LivePlot:
             changes["ranges"] = dict(self._ranges)
         if relayout:
             changes["layout"] = self._figure.layout.to_plotly_json()
+        self._undescribed = self._undescribed or changed or relayout
+        if self._undescribed and (not self.growing or time.monotonic() - self._described_at >= ANNOUNCE_SECONDS):
+            changes.update(self._described())
         if changes:
             self.pane.param.update(changes)
+
+    def _described(self) -> dict:
+        """The new ``label`` of the pane, if it changed (at most every ANNOUNCE_SECONDS while growing)."""
+        self._described_at, self._undescribed = time.monotonic(), False
+        traces = [{**built, **self._values.get(str(i), {})} for i, built in enumerate(self._built)]
+        label = describe(self.title, self._figure.layout.to_plotly_json(), traces, self.over_stream)
+        return {"label": label} if label != self.pane.label else {}
 
     def settle(self) -> None:
         """The stream stopped: fit the axes as at rest (:attr:`growing` off), one redraw if
@@ -402,6 +423,7 @@ def plot_cell(title: str, explained, plot: "LivePlot", *controls) -> pn.Column:
         heading = row(heading, *controls)
     if isinstance(explained, str):
         explained = explanation(explained)
+    plot.title = title
     return pn.Column(heading, explained, plot.pane, sizing_mode="stretch_width",
                      styles={"flex": f"1 1 {CELL_WIDTH}px"})
 
