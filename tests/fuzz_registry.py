@@ -98,6 +98,7 @@ EXEMPT = {
     "explorer.state:nonfinite_entries": "inspects a state dict; raises nothing (the stateful fuzz uses it)",
     "explorer.dashboard.layout:plain_text": "renders the project's own messages as escaped text",
     "explorer.dashboard.live:explanation": "renders the project's own explanation text",
+    "explorer.dashboard.live:help_text": "renders the project's own help lines, status line and stream shape (no user text)",
     "explorer.dashboard.live:row": "a layout helper; its params are widget options the code passes",
     "explorer.dashboard.live:switch": "a widget factory; its parameter and params are the code's own",
     "explorer.plots.charts:bar_chart": "draws the caller's numbers; text is the chart's own label",
