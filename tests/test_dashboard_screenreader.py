@@ -23,7 +23,7 @@ from explorer.dashboard.app import PAGES
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
 
-TOGGLES = """() => {
+TOGGLES = r"""() => {
   const all = (root, out = []) => {
     out.push(...root.querySelectorAll(".bk-Toggle, .bk-RadioButtonGroup, .bk-CheckboxButtonGroup"))
     for (const el of root.querySelectorAll("*")) if (el.shadowRoot) all(el.shadowRoot, out)
