@@ -26,13 +26,21 @@ PROBLEMS_JS = r"""() => {
   const out = [];
   const parentOf = el => el.parentElement || (el.getRootNode() && el.getRootNode().host) || null;
   const visible = el => { const s = getComputedStyle(el); return s.display !== "none" && s.visibility !== "hidden"; };
+  // text for screen readers only (the live summary): clipped to nothing on purpose, never seen
+  const screenReaderOnly = el => {
+    for (let a = el; a instanceof Element; a = parentOf(a)) {
+      const s = getComputedStyle(a);
+      if (s.clipPath.startsWith("inset(50%") || s.clip === "rect(0px, 0px, 0px, 0px)") return true;
+    }
+    return false;
+  };
   const walk = root => {
     for (const el of root.querySelectorAll("*")) {
       if (el.shadowRoot) walk(el.shadowRoot);
       if (!el.childNodes || ![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
       if (el.closest("svg, .modebar, .js-plotly-plot, option, select, script, style")) continue;
       const r = el.getBoundingClientRect();
-      if (r.width === 0 || r.height === 0 || !visible(el)) continue;
+      if (r.width === 0 || r.height === 0 || !visible(el) || screenReaderOnly(el)) continue;
       const text = el.textContent.trim().replace(/\s+/g, " ").slice(0, 70);
       if (r.right > W + 1 || r.left < -1) { out.push(`off-screen (right ${Math.round(r.right)} > ${W}): ${text}`); continue; }
       if (getComputedStyle(el).display !== "inline" && el.scrollWidth > el.clientWidth + 1) {
