@@ -27,6 +27,8 @@ import numpy as np
 import param
 from panel.custom import JSComponent
 
+from .keyboard import DEEP_ALL_JS
+
 __all__ = ["AriaNames", "LiveSummary", "describe", "ANNOUNCE_SECONDS"]
 
 ANNOUNCE_SECONDS = 2.0
@@ -40,14 +42,7 @@ class AriaNames(JSComponent):
     True
     """
 
-    _esm = """
-    function deepAll(root, selector, out = []) {
-      out.push(...root.querySelectorAll(selector))
-      for (const el of root.querySelectorAll("*")) {
-        if (el.shadowRoot) deepAll(el.shadowRoot, selector, out)
-      }
-      return out
-    }
+    _esm = DEEP_ALL_JS + """
 
     function text(el) {
       if (!el) return ""

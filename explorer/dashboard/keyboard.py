@@ -18,7 +18,19 @@ from collections.abc import Callable, Mapping
 
 from panel.custom import JSComponent
 
-__all__ = ["Keyboard", "SHORTCUTS", "SHORTCUTS_HELP"]
+__all__ = ["Keyboard", "SHORTCUTS", "SHORTCUTS_HELP", "DEEP_ALL_JS"]
+
+DEEP_ALL_JS = """
+    function deepAll(root, selector, out = []) {
+      out.push(...root.querySelectorAll(selector))
+      for (const el of root.querySelectorAll("*")) {
+        if (el.shadowRoot) deepAll(el.shadowRoot, selector, out)
+      }
+      return out
+    }
+"""
+"""JavaScript ``deepAll(root, selector)``: every element matching ``selector`` in ``root`` and in
+the shadow roots below it (Bokeh draws its widgets inside shadow roots)."""
 
 SHORTCUTS = {" ": "toggle", "ArrowRight": "step", "ArrowLeft": "back"}
 """Key (``KeyboardEvent.key``) to the action it sends."""
@@ -41,18 +53,11 @@ class Keyboard(JSComponent):
     ['step']
     """
 
-    _esm = """
+    _esm = DEEP_ALL_JS + """
     const KEYS = %s
     const TEXT_ROLES = ["slider", "textbox", "combobox", "spinbutton", "listbox", "option",
                         "tab", "menuitem", "searchbox"]
 
-    function deepAll(root, selector, out = []) {
-      out.push(...root.querySelectorAll(selector))
-      for (const el of root.querySelectorAll("*")) {
-        if (el.shadowRoot) deepAll(el.shadowRoot, selector, out)
-      }
-      return out
-    }
 
     function tabsOf(header) {
       return Array.from(header.querySelectorAll(".bk-tab"))
