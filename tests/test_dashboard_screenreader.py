@@ -25,7 +25,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
 
 TOGGLES = r"""() => {
   const all = (root, out = []) => {
-    out.push(...root.querySelectorAll(".bk-Toggle, .bk-RadioButtonGroup, .bk-CheckboxButtonGroup"))
+    out.push(...root.querySelectorAll(".bk-Toggle, .bk-RadioButtonGroup, .bk-CheckboxButtonGroup, " +
+      ".bk-panel-models-widgets-RadioButtonGroup, .bk-panel-models-widgets-CheckboxButtonGroup"))
     for (const el of root.querySelectorAll("*")) if (el.shadowRoot) all(el.shadowRoot, out)
     return out
   }
@@ -75,9 +76,27 @@ def figures(page) -> list[dict]:
     return page.locator(".js-plotly-plot").evaluate_all(FIGURES)
 
 
+GROUPS = r"""() => {
+  const all = (root, out = []) => {
+    out.push(...root.querySelectorAll(".bk-panel-models-widgets-RadioButtonGroup, " +
+      ".bk-panel-models-widgets-CheckboxButtonGroup, .bk-RadioButtonGroup, .bk-CheckboxButtonGroup"))
+    for (const el of root.querySelectorAll("*")) if (el.shadowRoot) all(el.shadowRoot, out)
+    return out
+  }
+  return all(document).map(host => {
+    const group = host.shadowRoot.querySelector(".bk-btn-group")
+    return {role: group.getAttribute("role"), label: group.getAttribute("aria-label") || "",
+            buttons: Array.from(group.querySelectorAll("button")).map(b => b.textContent.trim())}
+  })
+}"""
+"""Every radio or check button group on the page: its role, accessible name and buttons."""
+
+
 @pytest.mark.parametrize(("key", "clicks"), [("sketching", ("log scale",)),
-                                             ("newton", ("fast sketches ↻",))])
+                                             ("newton", ("fast sketches ↻", "logistic", "RP-SON")),
+                                             ("fm", ("exact",)), ("adagrad", ()), ("pca", ())])
 def test_toggle_buttons_say_whether_they_are_pressed(server, page, key, clicks):
+    """Toggles and Panel's own radio and check button groups alike (these had no state)."""
     errors = load(page, server["url"] + f"?page={key}&" + SMALL)
     wait_until(lambda: len(toggles(page)) > 0 and not mismatched(page), page, timeout_ms=20_000)
     for text in clicks:
@@ -85,6 +104,17 @@ def test_toggle_buttons_say_whether_they_are_pressed(server, page, key, clicks):
         page.get_by_role("button", name=text, exact=True).first.click()
         wait_until(lambda: [b["active"] for b in toggles(page)] != before, page, timeout_ms=20_000)
         assert mismatched(page) == []
+    assert real_errors(errors) == []
+
+
+@pytest.mark.parametrize("key", [cls.key for cls in PAGES])
+def test_every_button_group_is_a_group_named_by_its_label(server, page, key):
+    """A screen reader announces "loss ↻, group" before "squared, toggle button, pressed"."""
+    errors = load(page, server["url"] + f"?page={key}&" + SMALL)
+    wait_until(lambda: (groups := page.evaluate(GROUPS))
+               and all(g["role"] == "group" and g["label"] for g in groups), page, timeout_ms=20_000)
+    for group in page.evaluate(GROUPS):
+        assert group["label"] not in group["buttons"] and len(group["label"]) > 2, group
     assert real_errors(errors) == []
 
 

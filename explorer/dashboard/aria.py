@@ -10,7 +10,8 @@ document and the components' open shadow roots and
 * takes the list role off the template's sidebar ``ul``, whose children are the sidebar's
   panels, not list items;
 * gives every button of a toggle or a button group ``aria-pressed``, its state, kept in
-  step with it (a class change is seen at once).
+  step with it (a class change is seen at once), and names each button group (``role=group``)
+  after the label above it (:func:`~explorer.dashboard.live.labelled`).
 
 :func:`describe` words a figure for its ``aria-label`` (title, axes, the latest values) and
 :class:`LiveSummary` is the polite live region that reads out the page's latest step.
@@ -82,14 +83,28 @@ class AriaNames(JSComponent):
       if (value && el.getAttribute(name) !== value) el.setAttribute(name, value)
     }
 
-    // a Toggle, RadioButtonGroup or CheckButtonGroup: Bokeh marks a pressed button bk-active
-    const TOGGLES = ".bk-Toggle, .bk-RadioButtonGroup, .bk-CheckboxButtonGroup"
+    // a Toggle, or a radio or check button group (Bokeh's models or Panel's own, which
+    // render as bk-panel-models-widgets-...): Bokeh marks a pressed button bk-active
+    const GROUPS = [".bk-RadioButtonGroup", ".bk-CheckboxButtonGroup",
+                    ".bk-panel-models-widgets-RadioButtonGroup",
+                    ".bk-panel-models-widgets-CheckboxButtonGroup"].join(", ")
+    const TOGGLES = ".bk-Toggle, " + GROUPS
     const watched = new WeakSet()
 
     function pressed(host) {
-      for (const button of (host.shadowRoot || host).querySelectorAll("button.bk-btn")) {
+      const root = host.shadowRoot || host
+      for (const button of root.querySelectorAll("button.bk-btn")) {
         set(button, "aria-pressed", String(button.classList.contains("bk-active")))
       }
+      const group = root.querySelector(".bk-btn-group")
+      if (group && host.matches(GROUPS)) {  // one named group: "S-FTRL sketch ↻", then its buttons
+        set(group, "role", "group")
+        set(group, "aria-label", withoutColon(text(host.previousElementSibling)))
+      }
+    }
+
+    function withoutColon(title) {
+      return title.replace(/[:\\s]+$/, "")
     }
 
     function name() {
