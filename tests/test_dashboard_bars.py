@@ -61,18 +61,24 @@ def figure_with(page, uid: str):
 
 
 @pytest.mark.timeout(300)
-def test_the_fm_spectra_draw_when_stepping_from_t_0(server, page):
+@pytest.mark.parametrize("window", [(1400, 3000), (1400, 900), (1024, 768)])
+def test_the_fm_spectra_draw_when_stepping_from_t_0(server, page, window):
     """Reported: the spectra of B+ and B- stayed empty for the whole session after Step or
     Play from t = 0 (the browser threw "container is not an object"); a link with t > 0
     drew them. Not reproduced here (default data, the page opened by its tab, Play from
-    t = 0; also Step from a link at t = 0): this guards it."""
+    t = 0; also Step from a link at t = 0; in a window showing every figure and in laptop
+    windows where the figure is below the fold until scrolled to): this guards it,
+    uncaught page errors included."""
+    page.set_viewport_size({"width": window[0], "height": window[1]})
     errors = open_page(page, server["url"])
+    page.on("pageerror", lambda error: errors.append(str(error)))
     counter(page, 0).wait_for()
     page.locator(".bk-tab").filter(has_text=FactorizationPage.title).click()
     wait_until(lambda: figure_with(page, "+ sketch") is not None, page)
     figure = figure_with(page, "+ sketch")
     assert figure is not None
     button(page, "Play").click()
+    figure.scroll_into_view_if_needed()
     wait_until(lambda: figure.evaluate("el => el.draws") >= 2, page)
     button(page, "Pause").click()
     wait_until(lambda: max((trace["drawn"] for trace in figure.evaluate(BAR_FILLS)), default=0) > 0, page,

@@ -163,38 +163,3 @@ def test_the_quick_redraw_draws_what_a_whole_redraw_draws(server, page):
         assert drawn["quick"] == drawn["full"], i
     assert real_errors(errors) == []
 
-
-SPECTRA_BARS = """els => els.flatMap(el => el.data.filter(d => /σᵢ²\\(B[₊₋]\\)/.test(d.name || ""))
-                                 .map(d => (d.y || []).length))"""
-
-
-@pytest.mark.parametrize("width, height", [(1400, 900), (1024, 768)])
-def test_the_fm_spectra_draw_from_t0_in_a_window_that_shows_one_figure_at_a_time(
-        server, browser, width, height):
-    """A student opens the FM page at t = 0 in a laptop-sized window,
-    presses Step, then Play and Pause, and scrolls down: the figure "Spectra of B₊ and B₋"
-    holds the bars of both sketches (it once stayed empty with "container is not an
-    object"), and the browser logged no error."""
-    page = browser.new_page(viewport={"width": width, "height": height})
-    try:
-        errors = []
-        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.set_default_timeout(60_000)
-        page.goto(server["url"] + "?page=fm&n=300")
-        page.locator(".js-plotly-plot .plot-container.plotly").first.wait_for()
-        counter(page, 0).wait_for()
-        button(page, "Step").click()
-        counter(page, 1).wait_for()
-        button(page, "Play").click()
-        wait_until(lambda: shown_t(page) >= 12, page)
-        button(page, "Pause").click()
-        expect(button(page, "Play")).to_be_enabled()
-        plots = page.locator(".js-plotly-plot")
-        for i in range(plots.count()):
-            plots.nth(i).scroll_into_view_if_needed()
-        wait_until(lambda: (bars := plots.evaluate_all(SPECTRA_BARS)) and len(bars) == 2
-                   and min(bars) > 0, page)
-        assert real_errors(errors) == []
-    finally:
-        page.close()
