@@ -24,6 +24,7 @@ from ..learner import OnlineLearner, RoundRefused, refused
 from ..losses import check_label, check_labels, get_loss
 from ..params import Tunable
 from ..state import all_or_nothing, stateful
+from .compiled import CompiledRounds
 from .curvature import SKETCHES, check_row, check_size, make_curvature
 from .defaults import AUTO, ETA_SCHEDULES, SUPPORTED_LOSSES, AutoDefaults
 from .persistence import NewtonState
@@ -92,7 +93,7 @@ def project_on_slab(u: np.ndarray, x: np.ndarray, C: float, alpha: float,
 
 
 @stateful
-class SketchedOnlineNewton(AutoDefaults, NewtonState, Tunable, OnlineLearner):
+class SketchedOnlineNewton(CompiledRounds, AutoDefaults, NewtonState, Tunable, OnlineLearner):
     r"""Sketched online Newton step: RFD-SON, FD-SON, RP-SON, Oja-SON, FULL-ON.
 
     Round t, with ``f_t(w) = l(w^T x_t, y_t)`` and ``H_{t-1}`` the curvature so far:
@@ -256,11 +257,12 @@ class SketchedOnlineNewton(AutoDefaults, NewtonState, Tunable, OnlineLearner):
         """One round on an unchecked row and label: ``(loss, w_t^T x, StepRecord or None)``."""
         x = as_row(x, self.d)
         y = check_label(y, self.loss, bound=SCALES[1])
+        done = None if record else self._compiled_learn(x, y, FACE_MISS)  # the same numbers, compiled
         try:
             # a round that resolves "auto" settings is undone whole, settings included
             provisional = self._pending or self._anchor is not None
             with _quiet(), all_or_nothing(self) if provisional else contextlib.nullcontext():
-                done = self._round(x, y, undoable=True, record=record)
+                done = done or self._round(x, y, undoable=True, record=record)
         except RoundRefused as refusal:
             raise refused("x", refusal, t=self.t + 1) from None
         self.last_prediction = done[1]
@@ -285,12 +287,14 @@ class SketchedOnlineNewton(AutoDefaults, NewtonState, Tunable, OnlineLearner):
         losses, predictions = np.empty(len(y)), np.empty(len(y))
         if len(y):
             with all_or_nothing(self), _quiet():
-                for i, (x, label) in enumerate(zip(X, y.tolist())):
+                i, labels = 0, y.tolist()  # rows the compiled round leaves take the numpy one
+                while (i := self._compiled_rounds(X, y, i, losses, predictions, FACE_MISS)) < len(y):
                     try:
-                        losses[i], predictions[i], _ = self._round(x, label, undoable=False)
+                        losses[i], predictions[i], _ = self._round(X[i], labels[i], undoable=False)
                     except RoundRefused as refusal:
                         raise refused(f"X row {i}", refusal, row=i, t=self.t + 1,
                                       after=" (the call is undone)") from None
+                    i += 1
             self.last_prediction = float(predictions[-1])
         return (losses, predictions) if return_predictions else losses
 

@@ -50,6 +50,17 @@ class FrequentDirectionsState:
             self._filled, self.n_seen, self._frobenius_squared = filled, n_seen, mass
         return undo_row
 
+    def writable_buffer(self) -> np.ndarray:
+        """The whole buffer ``B`` (capacity x d) itself, writable: for a compiled round that
+        writes rows into free rows (:mod:`explorer.newton.compiled`); it then reports them
+        with :meth:`rows_written`. Anything else reads :attr:`rows`."""
+        return self._buffer
+
+    def rows_written(self, filled: int, n_seen: int, frobenius_squared: float) -> None:
+        """Account for rows a compiled round wrote into free rows of :meth:`writable_buffer`
+        (no shrink): the occupied rows, the rows seen and ``||A||_F^2`` as they now are."""
+        self._filled, self.n_seen, self._frobenius_squared = filled, n_seen, frobenius_squared
+
     def state_dict(self) -> dict:
         """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
         return {"kind": type(self).__name__, "d": self.d, "m": self.m, "fast": self.fast,
