@@ -1,24 +1,20 @@
 """One bounded reader for every ``.npy`` file and ``.npz`` archive the package opens.
 
 A sketch's bytes (``from_bytes``), a state file (:func:`explorer.state.load_state`), a data
-file (:func:`explorer.distributed.open_rows`) and a dashboard upload all come through here.
-Nothing is unpickled, and everything is checked before any array data is read or inflated:
+file (:func:`explorer.distributed.open_rows`) and a dashboard upload all come through here
+(docs/robustness.md, section 7). Nothing is unpickled, and everything is checked before any
+array data is read or inflated:
 
-- a path must name a regular file: a FIFO, a device, a socket or a directory is refused
-  before a byte is read (it is opened non-blocking and checked with ``fstat``), so nothing
-  hangs;
-- an archive is a zip of ``.npy`` members whose central directory lists exactly the entries
-  its end record counts (a flipped length byte that hides a member is refused, not read as
-  a shorter archive), with distinct names, each member's local header agreeing with the
-  directory, and members that do not overlap (a member whose bytes span the next ones would
-  make the same bytes count many times: a zip bomb);
-- every ``.npy`` header is parsed with numpy's own reader (``max_header_size``; a header it
-  cannot parse is a ``ValueError``, never ``tokenize.TokenError`` or ``SyntaxError``),
-  object dtypes are refused, and the bytes it declares (shape x item size) must be exactly
-  the member's size; the total declared by all members must be at most ``limit``, checked
-  before any data is read, and named in the message;
-- members are read lazily (:class:`NpzArchive` reads one when it is asked for), into a
-  buffer of the declared size, with the zip's CRC checked.
+- a path must name a regular file (opened non-blocking, checked with ``fstat``): a FIFO,
+  a device, a socket or a directory is refused before a byte is read;
+- an archive is an honest zip of ``.npy`` members: its central directory lists exactly the
+  entries its end record counts, names are distinct, local headers agree with the
+  directory, and no member's bytes overlap another's (a zip bomb);
+- every ``.npy`` header is parsed by numpy's own reader (``max_header_size``), object
+  dtypes are refused, the bytes a header declares must be exactly the member's size, and
+  the total declared by all members must be at most ``limit``, named in the message;
+- members are read lazily (:class:`NpzArchive`), into a buffer of the declared size, with
+  the zip's CRC checked.
 
 Every refusal is an :class:`ArchiveError`, a ``ValueError`` whose message names the file
 and the reason (never numpy's advice about pickled data).

@@ -6,30 +6,22 @@ Subcommands:
     Serve the dashboard (:mod:`explorer.dashboard`) on 127.0.0.1 unless ``--address``
     says otherwise, and open it in the browser unless ``--no-show``.
 ``explorer lab [--port N] [--no-browser]``
-    Open JupyterLab at the repository's root with its ``lessons/`` folder shown first
-    (``notebooks/`` and ``benchmarks/`` are one click up), listening on 127.0.0.1 unless
-    ``--ip`` says otherwise.
+    Open JupyterLab at the repository's root with its ``lessons/`` folder shown first,
+    listening on 127.0.0.1 unless ``--ip`` says otherwise.
 ``explorer bench [-- ARGS ...]``
     Run ``benchmarks/run_all.py`` with the same Python, passing ``ARGS`` on
     (``explorer bench -- --quick`` for a smoke run).
 ``explorer sketch DATA --m M [--rfd] [--exact] [--workers N] [--out FILE] ...``
-    Sketch the rows of ``DATA`` (``.npy``, ``.npz``, zarr, ``.parquet``; read lazily,
-    chunk by chunk) with Frequent Directions on Dask (:func:`explorer.distributed.sketch_array`),
-    print what the sketch certifies and save it (``to_bytes``) with ``--out``.
+    Sketch the rows of ``DATA`` (``.npy``, ``.npz``, zarr, ``.parquet``; read lazily)
+    with Frequent Directions on Dask (:func:`explorer.distributed.sketch_array`), print
+    what the sketch certifies and save it (``to_bytes``) with ``--out``.
 
-The lessons and benchmarks live in the source repository next to the package, so those
-two subcommands need a checkout (``make lab`` sets one up); an installed wheel alone has
-neither folder and says so.
-
-Bad input (arguments, a file that cannot be read, an ``--out`` that cannot be written, any
-``OSError``, running out of memory) ends the command with exit status 2 and one line on
-stderr, ``explorer <command>: error: <what was wrong>``, with the user's text shown as data
-(control characters escaped, very long words shortened); ``--debug`` (before or after the
-subcommand) shows the traceback instead. Ctrl-C exits with status 130.
-:mod:`explorer.cli_errors` writes that line.
-
-Each subcommand is one ``_add_<name>`` function that registers its parser and the function
-that runs it; :func:`build_parser` calls every function in ``_SUBCOMMANDS``.
+``lab`` and ``bench`` need a source checkout (``make lab`` sets one up); a wheel alone
+says so. Bad input (arguments, a file that cannot be read or written, any ``OSError``,
+running out of memory) ends the command with exit status 2 and one line on stderr,
+``explorer <command>: error: <what was wrong>``, the user's text shown as data
+(:mod:`explorer.cli_errors`); ``--debug`` (before or after the subcommand) shows the
+traceback instead. Ctrl-C exits with status 130.
 
 >>> args = build_parser().parse_args(["lab", "--port", "8900", "--no-browser"])
 >>> args.port, args.no_browser, args.ip

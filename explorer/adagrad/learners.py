@@ -13,20 +13,12 @@ the shared round in :mod:`explorer.adagrad.linear`, the keys and defaults in
 :mod:`explorer.adagrad.settings`; :func:`make_learner` builds any of them, ADA-LR and
 RADAGRAD (:mod:`explorer.adagrad.randomized`) too, by its key.
 
-Scale limits and all-or-nothing rounds (docs/algorithms.md section 4.1). What a learner
-accepts, it computes with finite numbers; what it cannot, it refuses with a ``ValueError``
-before anything changes:
-
-- every row: finite, with ``||x||^2 <= MAX_SQUARED_MASS = 1e300``; every label: finite, and
-  -1 or +1 for the classification losses ("logistic", "squared_hinge");
-- every round: a finite prediction, loss and gradient with ``||g||^2 <= 1e300``; for AdaGrad
-  also ``tr(G_t) = sum_s ||g_s||^2`` (``gradient_mass``) at most 1e300;
-- settings: ``eta`` and ``delta`` in [1e-100, 1e100], and no kept matrix past
-  :data:`explorer._validation.MAX_ENTRIES` = 1e8 entries;
-- a round that still fails (``LinAlgError``, a non-finite ``beta``) is rolled back and raises
-  :class:`explorer.errors.Diverged`, naming the row and the round ``t``.
-
-``learn_many`` is all or nothing too: one snapshot per call, restored if any row fails.
+All or nothing (docs/algorithms.md section 4.1 lists the scale limits): what a learner
+cannot compute with finite numbers (a row with ``||x||^2 > 1e300``, a label other than
+±1 for "logistic" and "squared_hinge", ``eta`` or ``delta`` outside [1e-100, 1e100]) it
+refuses with a ``ValueError`` before anything changes; a round that still fails is rolled
+back and raises :class:`explorer.errors.Diverged`, naming the row and the round ``t``.
+``learn_many`` takes one snapshot per call and restores it if any row fails.
 
 References
 ----------

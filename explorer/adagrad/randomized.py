@@ -5,31 +5,23 @@ stochastic optimization using random projections*, as Wan & Zhang (TPAMI 2022) s
 their section 2.1, equations (3) and (4); docs/algorithms.md section 4.9. Both approximate
 ADA-FULL's ``H_t = delta I + G_t^{1/2}`` by a fast randomized SVD (Halko, Martinsson & Tropp
 2011) with a subsampled randomized Fourier transform ``Pi`` (tau x d,
-:class:`FourierProjection`), drawn once from ``seed``:
+:class:`FourierProjection`: ``Pi = sqrt(d / tau) S F D``, with the orthonormal DCT-II as
+``F``, a real transform for any d), drawn once from ``seed``:
 
 - :class:`AdaLR` (equation 3) keeps ``G_t`` (d x d) exactly and, every round, takes the
   range finder ``Q R = G_t Pi^T``, ``B = Q^T G_t = U Sigma V^T`` and steps
   ``beta <- beta - eta V (Sigma^{1/2} + delta I)^{-1} V^T g``: O(d^2) memory and
-  O(tau d^2) time per round (``Q^T G``), the paper's complexities.
+  O(tau d^2) time per round.
 - :class:`RadaGrad` (equation 4) never forms ``G_t``: it keeps the projected
   ``G~_t = sum_s g_s (Pi g_s)^T`` (d x tau) and its QR factors, updated by one rank-one QR
   update per round (``scipy.linalg.qr_update``); ``B = G~_t^T Q = W' Sigma W^T`` (tau x tau),
   ``V = Q W`` and ``beta <- beta - eta V (Sigma^{1/2} + delta I)^{-1} V^T g - eta (g - V V^T g)``:
   O(tau d) memory and O(tau^2 d) time per round.
 
-The two are :class:`~explorer.adagrad.AdaGrad` learners with their own proximal matrices
-(:class:`LowRankProximal`, :class:`RandomizedQRProximal`, the interface of
-:mod:`explorer.adagrad.proximal`): the round (the CMD or PDS step, the checks, the rollback,
-hooks, ``step``, ``learn_many``, ``with_params``) is AdaGrad's own code. The papers state
-only the CMD form; ``method="pds"`` applies the same ``H^{-1}`` to ``g_bar`` (an extension).
-
-Where we simplify: the Fourier transform is the real orthonormal DCT-II
-(``scipy.fft.dct``), a real trigonometric transform that works for any d (a Hadamard
-transform needs d a power of two; the complex DFT would make ``Pi`` complex), as
-Krummenacher's own code uses a real unitary transform: ``Pi = sqrt(d / tau) S F D`` with
-random signs ``D``, the transform ``F`` and ``tau`` rows ``S`` drawn without replacement.
-With ``tau >= d`` the projection keeps all d rows (``Pi`` orthogonal); both learners then
-equal ADA-FULL up to rounding (tests/test_adagrad_randomized.py).
+Both are :class:`~explorer.adagrad.AdaGrad` learners with their own proximal matrices
+(:class:`LowRankProximal`, :class:`RandomizedQRProximal`; :mod:`explorer.adagrad.proximal`),
+so the round is AdaGrad's own code; ``method="pds"`` applies the same ``H^{-1}`` to ``g_bar``
+(an extension: the papers state only CMD). With ``tau >= d`` both equal ADA-FULL.
 
 >>> from explorer.adagrad import AdaLR, RadaGrad
 >>> learner = RadaGrad(4, tau=2, eta=0.5, seed=0)

@@ -1,29 +1,19 @@
 r"""ADA-FD and ADA-FFD as a ``torch.optim.Optimizer``: adaptive gradient on a sketch, per layer.
 
 Wan & Zhang (TPAMI 2022), *Efficient adaptive online learning via frequent directions*,
-section 5.4 (training a CNN, Figs. 8-9) and 5.5 (fine-tuning, Fig. 10); docs/algorithms.md
-section 4. Every parameter tensor ``W`` of a network (a layer's weight or its bias) is one
-decision vector :math:`\beta = \mathrm{vec}(W)` with its own proximal matrix ``H``, and takes
-the composite mirror descent step of the linear learners (:class:`explorer.adagrad.AdaGrad`
-with ``method="cmd"``), with ``g_t`` the mini-batch gradient of that tensor:
+section 5.4 (a CNN, Figs. 8-9) and 5.5 (fine-tuning, Fig. 10). Every parameter tensor ``W``
+(a layer's weight or bias) is one vector :math:`\beta = \mathrm{vec}(W)` with its own
+proximal matrix ``H`` and takes :class:`explorer.adagrad.AdaGrad`'s composite mirror descent
+step (``method="cmd"``) with ``g_t`` the mini-batch gradient of that tensor:
 
 .. math:: H_t = \delta I + (S_t^T S_t)^{1/2},\qquad
           \beta_{t+1} = \beta_t - \eta\, H_t^{-1} g_t,
 
-``S_t`` a Frequent Directions sketch of ``g_1, ..., g_t`` (tau rows for ``variant="fd"``,
-Algorithm 2; the doubling trick for ``"ffd"``, Algorithm 4), or ``G_t`` exactly ("full") or
-its diagonal ("diag", ADA-DIAG: ``torch.optim.Adagrad``'s update with ``eps = delta``).
-
-Each step computes ``beta - eta * H^{-1} g`` in float64 with :mod:`explorer.adagrad.proximal`'s
-matrices, in the linear learner's order (``checkpoint``, ``add(g)``, ``solve(g)``,
-``compress``), and writes it back in the parameter's dtype: on a linear model, exactly
-AdaGrad's steps. The paper's set-up (ADA-FFD on the convolutional layers, ADA-DIAG on the
-others): ``AdaFD([{"params": conv}, {"params": dense, "variant": "diag"}], lr=0.01)``. A step
-is all or nothing: a bad gradient, ``lr`` or ``delta`` is refused (``ValueError``) before
-anything changes, a non-finite new parameter puts every sketch back (``Diverged``).
-Flattening, precision, the checks and the state: docs/algorithms.md section 4.10.
-
-This module needs PyTorch, the optional extra: ``pip install 'sketch-explorer[torch]'``.
+``S_t`` a Frequent Directions sketch of the gradients (tau rows for ``variant="fd"``,
+Algorithm 2; the doubling trick for ``"ffd"``, Algorithm 4), ``G_t`` itself ("full") or its
+diagonal ("diag": ``torch.optim.Adagrad`` with ``eps = delta``). The paper's set-up is
+``AdaFD([{"params": conv}, {"params": dense, "variant": "diag"}], lr=0.01)``. Steps are
+float64 and all or nothing (docs/algorithms.md section 4.10). Needs ``sketch-explorer[torch]``.
 
 >>> import torch
 >>> _ = torch.manual_seed(0)

@@ -11,32 +11,23 @@ and the :class:`~explorer.dashboard.transport.Transport`; it calls, on the activ
 - ``snapshot()`` every few steps, and for Back ``truncate(t)``,
   ``restore(snapshot)`` and ``step(k, record=False)`` up to ``t``.
 
-A subclass sets ``key``, ``title``, ``uses`` (the :class:`Settings` it reads) and
-``hot`` (those applied without a reset), and implements ``_build(X)`` (new algorithms
-on the stream X, assigned as new attributes: it never changes the objects it replaces,
-so that a failed :meth:`Page.reset` can put the old ones back), ``_advance(rows)``,
-``_measure()`` (one history point, a dict of floats), ``_state()``/``_load(state)``
-(plain arrays: ``state_dict`` of each algorithm), ``_make_views()`` (panes, built once)
-and ``_update_views()`` (patch their data).
-A page of online learners builds an :class:`explorer.race.Race` in ``_build`` as
-``self.race`` and inherits ``_advance``, ``_state`` and ``_load`` (docs/architecture.md).
+A subclass sets ``key``, ``title``, ``uses`` (the :class:`Settings` it reads) and ``hot``
+(those applied without a reset), and implements ``_build(X)`` (new algorithms on the stream
+X as new attributes, never changing the ones they replace, which a failed
+:meth:`Page.reset` puts back), ``_advance(rows)``, ``_measure()`` (one history point, a
+dict of floats), ``_state()``/``_load(state)`` (plain ``state_dict`` arrays),
+``_make_views()`` (panes, built once) and ``_update_views()`` (patch their data). A page of
+online learners builds an :class:`explorer.race.Race` as ``self.race`` and inherits
+``_advance``, ``_state`` and ``_load``.
 
-Optional, for pages with options of their own (each says once how it applies; the page
-watches them) or a stream of their own:
+Optional: ``restart`` (the page's own parameters whose change restarts the stream),
+``hot_options`` (those applied from now on, by ``apply_hot_options()`` and ``_tune()``),
+``_stream()`` (the rows the page streams, if not the shared settings') and
+``set_uses(uses, hot)`` (when the settings that apply depend on the page's options; fires
+``uses_changed``). Parameters a page declares itself are kept in the URL too.
 
-- ``restart``: the page's own parameters whose change restarts the stream: inside a
-  dashboard the frame restarts it (through the transport if it is the active page, so
-  ``t``, the URL and Back follow; else on its next visit), on its own it resets itself.
-- ``hot_options``: those applied from now on: ``apply_hot_options()`` (``_tune()``).
-- ``_stream()``: the rows (and notes) :meth:`Page.reset` streams; the default is the
-  shared settings' stream.
-- ``set_uses(uses, hot)``: when which settings apply depends on the page's options
-  (a task); it fires ``uses_changed`` so that the sidebar re-labels.
-
-A new family adds a :class:`Page` subclass and appends it to ``PAGES`` in ``app.py``
+A new family appends its :class:`Page` subclass to ``PAGES`` in ``app.py``
 (``pages/sketching.py`` is the full example; docs/architecture.md, section 7, sketches one).
-Parameters a page declares itself (``spectrum_of`` on the sketching page) are kept in the
-URL too.
 """
 
 from __future__ import annotations

@@ -1,25 +1,22 @@
 """Axis ranges for live figures: round numbers that change only now and then.
 
 Plotly's autorange fits every axis to the data on every redraw, so a figure whose curves
-grow by one point must redraw its axes, tick labels and legend each time; in a browser
-that renders in software that is most of a redraw (30-60 ms of the
-sketching page's 4 figures, each frame). A :class:`~.live.LivePlot` instead sets its
-axes to the ranges :func:`axis_ranges` computes from the data: the data's extent,
-padded by :data:`PAD` of its span, rounded outwards to a multiple of a 1-2-5 step
-(about :data:`STEPS` of them per axis), a log axis at whole decades. While the stream
-plays (``growing``) an axis from zero ends at a rung of :data:`LADDER` instead: the
-rounding keeps a range the same for many updates, and in between the browser moves the
-curves without redrawing the axes (:class:`~.live.PlotlyView`). At rest the grid fits
-the data more closely (a rung can leave 40% of the axis empty: 300 rows on [0, 500]).
-An axis that places bars (one unit wide: a spectrum's directions) is the exact extent of
-what is drawn on it, which changes only when the number of bars does.
+grow by one point must redraw its axes, tick labels and legend each time, most of a redraw
+in a browser that renders in software (benchmarks/README.md, ``dashboard_latency.py``). A
+:class:`~.live.LivePlot` instead sets its axes to the ranges :func:`axis_ranges` computes
+from the data: the data's extent, padded by :data:`PAD` of its span, rounded outwards to a
+multiple of a 1-2-5 step (about :data:`STEPS` of them per axis), a log axis at whole
+decades. While the stream plays (``growing``) an axis from zero ends at a rung of
+:data:`LADDER` instead, so a range stays the same for many updates and in between the
+browser moves the curves without redrawing the axes (:class:`~.live.PlotlyView`). At rest
+the grid fits the data more closely (a rung can leave 40% of the axis empty: 300 rows on
+[0, 500]). An axis that places bars (one unit wide: a spectrum's
+directions) is the exact extent of what is drawn on it.
 
-The ranges depend on the data (and on whether it is growing) alone, not on what was
-drawn before: a figure opened from a shared link at row t has the axes of the sender's
-figure at row t.
-
-Only figures made of scatter and bar traces (and no shapes) are ranged here: a heatmap's
-cells or a shape's extent are left to Plotly's autorange. An axis its figure gives a
+The ranges depend on the data (and on whether it is growing) alone, not on what was drawn
+before: a figure opened from a shared link at row t has the axes of the sender's figure at
+row t. Only figures of scatter and bar traces (and no shapes) are ranged here: a heatmap's
+cells or a shape's extent are left to Plotly's autorange, and an axis its figure gives a
 range keeps it.
 
 >>> nice_range(0.0, 137.0, growing=True)

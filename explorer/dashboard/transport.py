@@ -12,28 +12,20 @@ snapshot of an earlier run (``Page.run``: another stream or other options) is ne
 restored, also when the page restarted without the transport (a hot change may).
 
 Play is paced by the browser when ``paced`` is set: every tick counts a frame as sent
-(``frames_sent``) and the page reports back the frames it has painted
-(``frames_shown``, see :class:`~.layout.FrameClock`). While the browser is more than
-``MAX_FRAMES_AHEAD`` frames behind, a tick feeds no rows (it is *held*); the rows due
-since the last frame are fed as soon as the browser reports a painted frame, not at the
-next period. So a slow browser (or a busy server) gets fewer plot updates per second at
-the same rows per second, instead of a backlog that would make Pause answer seconds
-late; after ``STALL_SECONDS`` without news from the browser play goes on regardless.
+(``frames_sent``) and the page reports back the frames it has painted (``frames_shown``,
+see :class:`~.layout.FrameClock`). While the browser is more than ``MAX_FRAMES_AHEAD``
+frames behind, a tick feeds no rows (it is *held*); the rows due since the last frame are
+fed as soon as the browser reports a painted frame, not at the next period. So a slow
+browser gets fewer plot updates per second at the same rows per second, instead of a
+backlog that would make Pause answer seconds late; after ``STALL_SECONDS`` without news
+from the browser play goes on regardless (measurements: benchmarks/README.md,
+``dashboard_latency.py``).
 
-Measured on the sketching page with the frame counter of ``benchmarks/dashboard_latency.py``:
-a held tick that waited for the next period (67 ms) left the browser idle a quarter of the
-time, and one frame ahead instead of two left it waiting for the server's next tick (about
-20 ms) after every frame; the rate went from 9.6-10.1 to 12.6-12.8 frames per second with
-both changes (10.7-11.2 with the first alone). Two frames ahead cost nothing on screen:
-the figures draw the latest data once per animation frame (:class:`~.live.PlotlyView`).
-
-A page that fails (a learner refuses a row, a restart that cannot build on the data,
-a hot change that overflows) never takes the transport down: play pauses, the page is
-put back to the last row it learned (the way Back does: last snapshot, then replay),
-and ``failure`` says what happened; the frame shows it as an alert. The next row's
-failure is found row by row, so ``t`` stops exactly before it.
-
-The logic runs without a browser: ``transport.step()``, ``back()``, ``tick()`` and
+A page that fails (a learner refuses a row, a restart that cannot build on the data, a hot
+change that overflows) never takes the transport down: play pauses, the page is put back
+to the last row it learned (last snapshot, then replay, row by row, so ``t`` stops exactly
+before the failing row), and ``failure`` says what happened; the frame shows it as an
+alert. The logic runs without a browser: ``step()``, ``back()``, ``tick()`` and
 ``reset()`` are plain methods (``tests/test_dashboard_logic.py``).
 """
 

@@ -13,31 +13,20 @@ Each class keeps what it needs to apply ``H_t^{-1}`` to a vector, with ``G_t = s
   (d x 2 tau, ``r`` orthonormal columns) and ``M`` (2 tau x 2 tau); the rank ``r`` cycles
   between tau - 1 and 2 tau; O(tau d + tau^3) per round on average.
 
-The learner calls, every round with a non-zero gradient ``g``: ``checkpoint()``, ``add(g)``
-(``G`` or its sketch takes ``g``; returns ADA-FD's shrink, an
-:class:`explorer.sketch.ShrinkRecord`, or None), ``solve(v)`` (``H_t^{-1} v`` for the update
-of ``beta``; ``solve(v, delta)`` uses another delta with the same ``G``, so one
-eigendecomposition can serve several learners), then ``compress()`` (ADA-FFD's shrink,
-*after* the update as in the paper's step 12, returning its ``ShrinkRecord``; a no-op
-elsewhere). Both shrinks follow FD's one rule (:func:`explorer.sketch.shrink_amounts`:
-subtract the tau-th squared singular value, keep the first tau - 1 directions). If ``add``
-fails (``LinAlgError``, a non-finite result) or the learner finds the new ``beta`` not
-finite, ``rollback(checkpoint)`` puts the matrix back as it was before ``add``: the
-checkpoint holds only what ``add`` overwrites in place (nothing for ADA-FULL and ADA-DIAG,
-whose ``add`` builds new arrays; the small ``M`` block for ADA-FFD; the sketch for ADA-FD),
-so a round needs no copy of the state. ``compress`` cannot fail (a product of orthonormal
-matrices), so it runs after the checks.
-
-LAPACK never sees a non-finite matrix: :func:`eigh` refuses one
-(:class:`~explorer.errors.Diverged`), and the learner keeps ``tr(G) = sum ||g||^2`` at most
-:data:`explorer.sketch.MAX_SQUARED_MASS`, which bounds every entry of ``G``, ``M`` and the
-FD sketch. Loading a state (``read_state`` then ``restore``) checks what a run keeps true:
-finite arrays of the right shapes, symmetric ``G`` and ``M``, non-negative eigenvalues in
-descending order, ranks within tau, ADA-FFD's ``V`` orthonormal in its first ``r`` columns.
+The learner calls, every round with a non-zero gradient ``g`` (docs/algorithms.md section
+4.1): ``checkpoint()``; ``add(g)`` (returns ADA-FD's shrink, an
+:class:`explorer.sketch.ShrinkRecord`, or None); ``solve(v)`` (``H_t^{-1} v``;
+``solve(v, delta)`` reuses the same eigendecomposition with another delta); then
+``compress()`` (ADA-FFD's shrink, after the update as in the paper's step 12; a no-op
+elsewhere). Both shrinks follow FD's one rule (:func:`explorer.sketch.shrink_amounts`). If
+``add`` fails or the new ``beta`` is not finite, ``rollback(checkpoint)`` puts back what
+``add`` overwrote in place; ``compress`` cannot fail, so it runs after the checks.
+:func:`eigh` refuses a non-finite matrix (:class:`~explorer.errors.Diverged`), so LAPACK
+never sees one; a loaded state is checked by ``read_state`` (:mod:`.checks`).
 
 The sketched classes never form a d x d matrix except in :meth:`gram` and :meth:`matrix`,
-which exist for inspection and tests. :mod:`.numerics` holds the shared linear algebra,
-:mod:`.checks` the checks of a loaded state; :func:`make_proximal` builds one by its key.
+which exist for inspection and tests. :mod:`.numerics` holds the shared linear algebra;
+:func:`make_proximal` builds one by its key.
 """
 
 from __future__ import annotations

@@ -13,20 +13,14 @@ baselines:
   :math:`\tau - 1` and :math:`2\tau`),
 - OGD (step :math:`\eta/\sqrt t`) and Adam, the paper's baselines.
 
-The sketch size is the shared ``m``: :math:`\tau = m`. The update form (``method``: CMD,
-composite mirror descent, or PDS, dual averaging) and the ``loss`` are page options.
-Targets come from the stream and the seed: ``y = X beta_*`` with ``beta_*`` a random unit
-vector (:func:`explorer.streams.linear_regression_targets`, the paper's regression, where
-the absolute loss of ``beta_*`` is 0), or for the squared hinge loss the labels
-``sign(w_*^T x)`` with 5% flipped (:func:`explorer.streams.linear_classification_labels`).
-Regret is the cumulative loss minus that of ``beta_*`` (``w_*``).
-
-The race itself -- the learners, the targets and their comparator, the ranks, shrinks and
-times read off each round's step record, the regrets -- is
-:class:`explorer.experiments.adagrad.AdaGradRace`; this page is a view over it. Every step
-it records the regrets in the history. ``eta`` (shared) and ``delta`` are hot: ``H_t`` is
-built from ``G_t`` (or its sketch), which neither changes, so they apply mid-stream
-through the learners' ``with_params``; ``m``, ``method`` and ``loss`` restart.
+The sketch size is the shared ``m``: :math:`\tau = m`. Targets are ``y = X beta_*`` with
+``beta_*`` a random unit vector (the paper's regression,
+:func:`explorer.streams.linear_regression_targets`), or for the squared hinge loss the
+labels ``sign(w_*^T x)`` with 5% flipped (:func:`explorer.streams.linear_classification_labels`);
+regret is the cumulative loss minus that of ``beta_*`` (``w_*``). The race (learners,
+targets, regrets) is :class:`explorer.experiments.adagrad.AdaGradRace`; this page is a view
+over it. ``eta`` (shared) and ``delta`` are hot (``H_t`` is built from ``G_t``, which
+neither changes); ``m``, ``method`` (CMD or PDS) and ``loss`` restart.
 
 >>> from explorer.dashboard.settings import Settings
 >>> page = AdaGradPage(Settings(dataset="decaying spectrum", n=100, d=20, m=4))

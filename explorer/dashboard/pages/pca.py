@@ -7,26 +7,20 @@ PCA (fixed share alpha > 0), static online PCA (alpha = 0), Follow the Leader an
 fixed projection in hindsight (the oracle, in grey). The randomized two are drawn with
 their *expected* loss, adaptive PCA's sampled loss dotted beside it.
 
-This module is the view. The race, the comparators and the measurements (cumulative
-losses, the share of the current segment's best rank-k variance each method's subspace
-captures, the eigenvalues of both :math:`W_t`, the mass fixed share moved and the capped
-eigenvalues, from the learners' ``"fixed_share"`` and ``"cap"`` events) are
-:class:`explorer.experiments.pca.AdaptivePCARace`, which the page steps, measures (one
-history point per step) and snapshots for Back. O(d^3) per row: the two learners' and
-FTL's eigendecompositions.
+This module is the view over :class:`explorer.experiments.pca.AdaptivePCARace` (the race,
+its comparators and measurements), which the page steps, measures and snapshots for Back;
+O(d^3) per row (the two learners' and FTL's eigendecompositions).
 
-The family needs a stream whose subspace changes, so the page makes its own: the
-paper's toy data (:func:`explorer.experiments.pca.toy_stream`) with the shared n (rows),
-d (the paper's n: the dimension) and seed, in segments of ``segment_length`` rows, each
-Gaussian with a random rank-``rank`` covariance. The shared data set is not used.
+The page makes its own stream, whose subspace changes: the paper's toy data
+(:func:`explorer.experiments.pca.toy_stream`) with the shared n (rows), d (the paper's n:
+the dimension) and seed, in segments of ``segment_length`` rows, each Gaussian with a random
+rank-``rank`` covariance. The shared data set is not used.
 
-Knobs: eta and alpha are hot (the learners' ``with_params``: the next update uses them;
-static PCA takes eta only, its alpha stays 0); k, segment length and rank restart the
-stream. eta is the page's own (``eta_pca``), not the shared learning rate: the PCA eta
-scales a loss in [0, 1] inside a matrix exponential and the paper's toy setting is
-eta = 1, while the shared eta (0.1 by default, for gradient steps) would leave static and
-adaptive PCA indistinguishable (cumulative expected loss 314 vs 313 at d = 50, against
-238 vs 53 at eta = 1).
+Knobs: eta and alpha are hot (the learners' ``with_params``; static PCA takes eta only);
+k, segment length and rank restart the stream. eta is the page's own (``eta_pca``, default
+1 as in the paper's toy setting), not the shared learning rate: the PCA eta scales a loss
+in [0, 1] inside a matrix exponential, and the shared eta (0.1, for gradient steps) would
+leave static and adaptive PCA nearly indistinguishable (benchmarks/README.md).
 
 >>> from explorer.dashboard.settings import Settings
 >>> page = AdaptivePCAPage(Settings(n=400, d=20), segment_length=100)
