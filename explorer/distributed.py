@@ -1,30 +1,22 @@
 r"""Sketching data that does not fit in memory, on Dask (docs/algorithms.md section 1.3; docs/merging.md).
 
 Frequent Directions is *mergeable* (Ghashami, Liberty, Phillips, Woodruff 2016, the section
-on parallelization; Agarwal et al. 2012): sketch every partition of the
-rows on its own, merge the sketches in a tree, and the union of the rows has the same
-guarantee as one sequential sketch, with ``Delta = delta_total`` summed over every shrink
-in the leaves and in the merges:
+on parallelization; Agarwal et al. 2012): sketch every partition of the rows on its own,
+merge the sketches in a tree, and the union of the rows has the same guarantee as one
+sequential sketch, with ``Delta = delta_total`` summed over every shrink in the leaves and
+in the merges:
 
 - ``A^T A - B^T B`` is positive semidefinite;
 - ``||A^T A - B^T B||_2 <= Delta <= min_k ||A - A_k||_F^2 / (m - k)``.
 
-:func:`sketch_array` does this with Dask, an existing engine: each row chunk of a
-``dask.array`` becomes a FrequentDirections (or RobustFrequentDirections) sketch of
-size ``m``, and ``split_every`` partial sketches at a time are merged with
-:func:`explorer.merge` in a tree of Dask tasks, the one :func:`sketch_graph` returns
-(``sketch_graph(...).visualize()`` draws it: a leaf ``sketch-...`` reads one chunk and
-sketches it, an inner node ``merge-...`` merges). The tree is fixed by the chunking and
-``split_every``, not by
-the scheduler, so the result is the same bit for bit on Dask's local threaded scheduler
-(the default: nothing to start) and on a ``distributed.Client`` (a ``LocalCluster`` or a
-cluster's address; Dask uses it when one is active), which moves the partial sketches
-between workers itself (pickle, inside Dask: nothing a user supplies is ever unpickled).
-
-:func:`open_rows` opens the input lazily: a ``dask.array``, a numpy array, or a path to a
-``.npy`` file (memory-mapped), an ``.npz`` archive (read whole: its members cannot be
-memory-mapped), a zarr store (needs ``zarr``) or a parquet file (numeric columns; needs
-``pyarrow``). Memory is O(m d) per task plus one chunk of rows, never the data.
+:func:`sketch_array` sketches each row chunk of a ``dask.array`` (FrequentDirections or
+RobustFrequentDirections of size ``m``) and merges ``split_every`` partial sketches at a
+time with :func:`explorer.merge`, in the tree of Dask tasks :func:`sketch_graph` returns
+(``.visualize()`` draws it). The tree is fixed by the chunking and ``split_every``, not by
+the scheduler, so the result is the same bit for bit on Dask's threaded scheduler and on a
+``distributed.Client``. :func:`open_rows` opens the input lazily: a ``dask.array``, a numpy
+array, or a path to a ``.npy`` file, an ``.npz`` archive, a zarr store or a parquet file.
+Memory is O(m d) per task plus one chunk of rows, never the data.
 
 >>> import numpy as np
 >>> A = np.random.default_rng(0).standard_normal((1000, 6))

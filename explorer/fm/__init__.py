@@ -6,8 +6,8 @@ for online factorization machine*. The FM ``z = w0 + w^T a + a^T X a`` is writte
 gradient is the rank-one, sign-indefinite ``phi'(z) a_hat a_hat^T``. FTRL sums those
 gradients in a full (d+1) x (d+1) matrix; S-FTRL sums them in Generalized Frequent
 Directions (two FD sketches, ``B+`` and ``B-``) and never forms ``Theta``
-(:mod:`.learners`). Streams: one-hot ratings (MovieLens-100K, MovieLens latest-small, synthetic) and a binary
-dataset (:mod:`.data`).
+(:mod:`.learners`). Streams: one-hot ratings (MovieLens-100K, MovieLens latest-small,
+synthetic) and a binary data set (:mod:`.data`).
 
 - :class:`SketchedFTRL` ``(d, *, m=10, eta=None, loss="squared", fast=True)``
 - :class:`FTRLFM` ``(d, *, eta=None, loss="squared")``, :class:`OGDFM` (same arguments)
@@ -15,8 +15,7 @@ dataset (:mod:`.data`).
   prediction, ``gradient_scale`` q, S-FTRL's shrink and ranks), ``predict(x) -> z``; ``x``
   dense, ``(indices, values)`` or scipy.sparse; :func:`progressive` runs a whole stream
   and returns its per-round numbers as a :class:`~explorer.run.History`.
-- ``eta`` is hot: ``with_params(eta=...)`` continues the stream with another step
-  (:mod:`explorer.params`).
+- ``eta`` is hot: ``with_params(eta=...)`` continues the stream (:mod:`explorer.params`).
 - All or nothing: bad input is a ``ValueError`` before anything changes, and a round that
   diverges raises :class:`~explorer.errors.Diverged` (a ``ValueError``, naming the row)
   with the learner as it was before the call; the scale limits are ``MAX_SQUARED_NORM``

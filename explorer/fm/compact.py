@@ -2,7 +2,7 @@
 
 A factorization machine predicts ``z = w0 + w^T a + a^T X a`` (Rendle 2010). Luo et al.
 (KDD 2018, section 2.2, after Lin et al. 2018) fold its three parameters into one
-symmetric matrix and the input into one vector (docs/algorithms.md section 6):
+symmetric matrix and the input into one vector (docs/algorithms.md section 6.2):
 
 .. math:: \\Theta = \\begin{bmatrix} X & w/2 \\\\ w^T/2 & w_0 \\end{bmatrix}
           \\in \\mathbb{R}^{(d+1)\\times(d+1)},\\qquad
@@ -10,24 +10,16 @@ symmetric matrix and the input into one vector (docs/algorithms.md section 6):
           z = \\hat a^T \\Theta \\hat a .
 
 The loss ``phi(z)`` is then convex in ``Theta`` whenever ``phi`` is convex, and its
-gradient ``phi'(z) a_hat a_hat^T`` is a rank-one matrix whose sign is the sign of
-``phi'(z)``: a sum of such gradients is indefinite, which is why S-FTRL needs Generalized
-FD rather than plain FD.
+gradient ``phi'(z) a_hat a_hat^T`` is rank one with the sign of ``phi'(z)``: a sum of such
+gradients is indefinite, hence Generalized FD in S-FTRL.
 
-Input rows (:func:`as_fm_row`) may be dense or sparse, so a one-hot row with d = 80,000
-is never expanded to d numbers:
-
-- a dense vector of length d;
-- a pair ``(indices, values)`` of two 1-D arrays (integer column indices in [0, d), no
-  index twice, finite values);
-- a scipy.sparse row of shape (1, d) (any format; duplicate entries are summed) or a 1-D
-  sparse array of shape (d,).
-
-Scale limits, checked before a learner changes anything: a row's
-``||a_hat||^2 = ||a||^2 + 1`` is at most :data:`MAX_SQUARED_NORM` (1e300), so every entry
-of ``a_hat a_hat^T`` is a finite float, and a label is at most :data:`MAX_LABEL` (1e150)
-in magnitude, so ``(z - b)^2`` is finite for every prediction the learners accept
-(``|z| <= 1e150``, :mod:`.learners`). Entries up to about 1e150 are therefore fine.
+Input rows (:func:`as_fm_row`) are never expanded to d numbers: a dense vector of length d;
+a pair ``(indices, values)`` of 1-D arrays (integer indices in [0, d), none twice, finite
+values); or a scipy.sparse row of shape (1, d) (any format; duplicates summed) or 1-D
+sparse array of shape (d,). Scale limits, checked before a learner changes anything:
+``||a_hat||^2 = ||a||^2 + 1 <= MAX_SQUARED_NORM`` (1e300), so every entry of
+``a_hat a_hat^T`` is finite, and ``|label| <= MAX_LABEL`` (1e150), so ``(z - b)^2`` is
+finite for every prediction the learners accept (``|z| <= 1e150``, :mod:`.learners`).
 
 >>> import numpy as np
 >>> w0, w, X = 0.5, np.array([1.0, -2.0]), np.array([[0.0, 1.5], [1.5, 0.0]])

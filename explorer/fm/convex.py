@@ -9,29 +9,24 @@ of those gradients: :class:`~explorer.fm.SketchedFTRL` (:mod:`.sftrl`),
 :class:`~explorer.fm.OCGFM` (:mod:`.ocg`); each writes ``_z`` (the prediction) and
 ``_update`` (the step), and :meth:`ConvexFM._round` plays the round.
 
-Losses: ``"squared"`` is the ratings loss ``(z - b)^2 / 2`` of docs/algorithms.md section 6,
-derivative ``z - b``. :mod:`explorer.losses` defines ``"squared"`` as ``(z - y)^2``
-(derivative ``2(z - y)``, the RFD-SON convention), so these learners use exactly half
-of it. ``"logistic"`` is ``log(1 + exp(-b z))`` for ``b`` in {-1, +1}, as in losses.py.
-The authors' MATLAB code (github.com/bmdy/SFTRL) uses ``2(z - b)`` with ``eta = 0.01``;
-our default ``eta = 0.02`` with ``z - b`` is the same update.
+Losses (docs/algorithms.md section 6.6): ``"squared"`` is the ratings loss
+``(z - b)^2 / 2``, derivative ``z - b``, half of :mod:`explorer.losses`' ``(z - y)^2``;
+``"logistic"`` is ``log(1 + exp(-b z))`` for ``b`` in {-1, +1}. The authors' MATLAB code
+(github.com/bmdy/SFTRL) steps ``eta = 0.01`` on ``2(z - b)``: our default 0.02 on ``z - b``.
 
-All or nothing. Inputs are validated before anything changes (rows real and
-finite with ``||a_hat||^2 <= 1e300``, labels finite with ``|b| <= 1e150``, ±1 for
-"logistic": :mod:`.compact`). A round whose numbers leave the finite range -- a prediction
-``|z| > 1e150`` (:data:`MAX_PREDICTION`), an entry of ``Theta`` past 1e300
-(:data:`MAX_THETA_ENTRY`), a sketch row past Frequent Directions' mass limit, or a failed
-shrink -- raises :class:`~explorer.errors.Diverged` (a ``ValueError``) naming the row, with
-the learner as it was before the call: ``learn`` changes nothing before its round is known
-to be finite, and ``progressive`` undoes the rounds it had already played.
+All or nothing. Inputs are validated before anything changes (:mod:`.compact`). A round
+whose numbers leave the finite range -- a prediction ``|z| > 1e150``
+(:data:`MAX_PREDICTION`), an entry of ``Theta`` past 1e300 (:data:`MAX_THETA_ENTRY`), a
+sketch row past Frequent Directions' mass limit, or a failed shrink -- raises
+:class:`~explorer.errors.Diverged` (a ``ValueError``) naming the row, with the learner as
+it was before the call; ``progressive`` undoes the rounds it had already played.
 
-A round returns its record: ``step(x, y)`` is the :class:`~explorer.hooks.StepRecord` of
-the round (``prediction`` ``z_t``, ``gradient_scale`` ``q_t``, S-FTRL's ``shrink``, ``rank``
-and ``part_ranks``), ``learn(x, y)`` its loss, and hooks receive the same record.
-``progressive`` runs a whole stream and returns its per-round numbers as a
-:class:`~explorer.run.History` with the same column names. ``eta`` is the one hot
-hyper-parameter (:class:`~explorer.params.Tunable`): ``with_params(eta=...)`` continues the
-stream with another step (docs/architecture.md).
+``step(x, y)`` returns the round's :class:`~explorer.hooks.StepRecord` (``prediction``
+``z_t``, ``gradient_scale`` ``q_t``, S-FTRL's ``shrink``, ``rank`` and ``part_ranks``),
+which hooks receive too; ``learn(x, y)`` returns its loss; ``progressive`` returns a whole
+stream's records as a :class:`~explorer.run.History` with the same column names. ``eta`` is
+the one hot hyper-parameter: ``with_params(eta=...)`` continues the stream
+(:class:`~explorer.params.Tunable`; docs/architecture.md).
 """
 
 from __future__ import annotations

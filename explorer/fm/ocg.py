@@ -1,12 +1,11 @@
 r"""Online conditional gradient (OCG) on the compact convex FM: the S-FTRL paper's third baseline.
 
 Luo et al. (KDD 2018, section 5.1) compare S-FTRL with OGD, FTRL and OCG "based on compact
-convexified FM [28]" (Lin et al., WWW 2018): ``Theta`` (the compact matrix of
-docs/algorithms.md section 6, bias and linear weights included) is kept in the nuclear-norm
-ball ``K = {Theta symmetric : ||Theta||_* <= tau}`` and learnt by the projection-free online
-conditional gradient of Hazan and Kale (ICML 2012; Hazan, *Introduction to Online Convex
-Optimization*, 2016, section 7.3); docs/algorithms.md section 6 (6.7, "OCG baseline")
-has the derivation.
+convexified FM [28]" (Lin et al., WWW 2018): ``Theta`` (the compact matrix, bias and linear
+weights included) is kept in the nuclear-norm ball ``K = {Theta symmetric : ||Theta||_* <= tau}``
+and learnt by the projection-free online conditional gradient of Hazan and Kale (ICML 2012;
+Hazan, *Introduction to Online Convex Optimization*, 2016, section 7.3); docs/algorithms.md
+section 6.7 has the derivation.
 
 Round t (``Theta_1 = 0``): predict ``z_t = a_hat^T Theta_t a_hat``, suffer ``phi(z_t)``, add the
 gradient ``q_t a_hat a_hat^T`` to the sum ``S_t``, and
@@ -15,23 +14,14 @@ gradient ``q_t a_hat a_hat^T`` to the sum ``S_t``, and
           V_t = \operatorname{argmin}_{V \in K} \langle G_t, V\rangle = -\tau\,\mathrm{sign}(\lambda)\,u u^T,
           \qquad \Theta_{t+1} = (1 - \sigma_t)\Theta_t + \sigma_t V_t,
 
-with ``(lambda, u)`` the eigenpair of ``G_t`` of largest ``|lambda|`` (for a symmetric matrix
-that is its top singular pair) and ``sigma_t = min(1, 2 / sqrt(t))``. ``G_t`` is the gradient
-at ``Theta_t`` of Hazan's ``F_t(X) = eta <S_t, X> + ||X - Theta_1||_F^2``. Every ``Theta_t``
-is a convex combination of points of ``K``, so it stays in the ball: no projection, only one
-eigenvector per round, found by ``iterations`` power steps started from the previous round's
-``u`` (the first start is drawn from ``seed``).
-
-What is stored, and why. The gradient sum ``S`` is a dense (d+1) x (d+1) matrix, as
-:class:`~explorer.fm.FTRLFM`'s ``Theta`` (55 MB at MovieLens-100K's d = 2625); the power
-steps multiply by it, O(d^2) each: the "few inner iterations by O(d^2) running time" the
-paper charges OCG with (its Table 3: > 10^4 s on MovieLens-100K). ``Theta`` itself is kept
-factorized, ``Theta = W^T diag(lambda) W`` with orthonormal rows ``W`` (at most ``rank`` of
-them): a prediction costs O(rank nnz), and the rank-one move is an O(rank^2 d) update of
-the factorization, never a (d+1)^2 matrix. Each move adds one rank; past ``rank`` the
-eigenvalues of smallest magnitude are dropped (that only lowers ``||Theta||_*``, so the
-iterate stays in ``K``; with ``rank >= d + 1`` nothing is ever dropped and this is exactly
-OCG).
+with ``(lambda, u)`` the eigenpair of ``G_t`` of largest ``|lambda|``, found by
+``iterations`` power steps started from the previous round's ``u`` (the first from
+``seed``), and ``sigma_t = min(1, 2 / sqrt(t))``. Every ``Theta_t`` is a convex combination
+of points of ``K``, so it stays in the ball with no projection. ``S`` is a dense
+(d+1) x (d+1) matrix (O(d^2) per power step, the cost the paper charges OCG with);
+``Theta = W^T diag(lambda) W`` is kept factorized with at most ``rank`` orthonormal rows
+(past ``rank`` the smallest ``|lambda|`` are dropped, which keeps it in ``K``; with
+``rank >= d + 1`` this is exactly OCG).
 
 >>> fm = OCGFM(d=4, tau=5.0, eta=0.5, seed=0)
 >>> for user, item, rating in [(0, 2, 4.0), (1, 3, 2.0), (0, 3, 3.0)] * 20:

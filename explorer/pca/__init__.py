@@ -1,27 +1,21 @@
 r"""Online adaptive PCA and its extensions (Yuan & Lamperski), docs/algorithms.md section 5.
 
 Static online PCA (Warmuth & Kuzmin 2008) competes with the best *fixed* projection in
-hindsight; when the data move to a new subspace that is the wrong target. Adding one
-line, the fixed-share step, keeps a little weight on every direction ("never forget
-anyone completely"), and the learner then competes on *every interval*: low adaptive
-regret.
+hindsight, the wrong target when the data move to a new subspace; the fixed-share step
+keeps a little weight on every direction, so the learner competes on *every interval*.
 
-Building blocks (:mod:`.simplex`)
-    :func:`cap` (KL projection onto the capped simplex, Algorithm 3),
-    :func:`mixture_decomposition` (into at most n corners, Algorithm 2),
-    :func:`fixed_share` (mix alpha/n of uniform weight back in).
-Learners, each ``learn(x) -> loss``, ``step(x) -> StepRecord`` (the same round, with its
-expected loss), ``with_params(eta=..., alpha=...)``, hooks and ``state_dict``
-    :class:`AdaptiveBestSubset` (Algorithm 1), :class:`OnlineAdaptivePCA` (Algorithm 4;
-    ``alpha=0`` is static online PCA), :class:`VarianceMinSphere` (Algorithm 5),
-    :class:`VarianceMinSimplex` (Algorithm 6).
-Comparators (:mod:`.comparators`, :mod:`.variance`)
-    :class:`FollowTheLeaderPCA`, :func:`best_fixed_projection`, :func:`compression_losses`,
-    :func:`best_fixed_unit_vector`, :func:`best_fixed_portfolio`.
-Measuring (:mod:`.regret`, :mod:`.theory`)
-    :func:`adaptive_regret` (max over intervals, exact or on a strided grid),
-    :func:`interval_regret` (any comparator), and the theory settings of eta and alpha:
-    :func:`pca_theory_settings`, :func:`sphere_theory_settings`, :func:`simplex_theory_settings`.
+- Building blocks (:mod:`.simplex`): :func:`cap` (KL projection onto the capped simplex,
+  Algorithm 3), :func:`mixture_decomposition` (into at most n corners, Algorithm 2),
+  :func:`fixed_share` (mix alpha/n of uniform weight back in).
+- Learners (``learn``, ``step`` with the expected loss, ``with_params(eta=..., alpha=...)``,
+  hooks, ``state_dict``): :class:`AdaptiveBestSubset` (Algorithm 1),
+  :class:`OnlineAdaptivePCA` (Algorithm 4; ``alpha=0`` is static online PCA),
+  :class:`VarianceMinSphere` (Algorithm 5), :class:`VarianceMinSimplex` (Algorithm 6).
+- Comparators and measures (:mod:`.comparators`, :mod:`.variance`, :mod:`.regret`,
+  :mod:`.theory`): :class:`FollowTheLeaderPCA`, :func:`best_fixed_projection`,
+  :func:`compression_losses`, :func:`best_fixed_unit_vector`, :func:`best_fixed_portfolio`,
+  :func:`adaptive_regret` (max over intervals), :func:`interval_regret`, and theory settings
+  :func:`pca_theory_settings`, :func:`sphere_theory_settings`, :func:`simplex_theory_settings`.
 
 >>> import numpy as np
 >>> from explorer.pca import OnlineAdaptivePCA, FollowTheLeaderPCA, adaptive_regret

@@ -7,16 +7,14 @@ no d x d array is ever formed, except by ``gram()``, which exists for inspection
 A learner drives its sketch through the public incremental API only: ``insert(row)``
 (returning the :class:`ShrinkRecord` of the shrink the row caused, or None), the
 read-only view ``rows``, ``undo_point()`` and the in-place ``load_state_dict``. Every
-sketch is :class:`~explorer.params.Tunable` (``get_params()`` / ``with_params(**changes)``);
-only Robust FD's ``alpha0`` may change mid-stream.
-
-Where each lives:
+sketch is :class:`~explorer.params.Tunable`; only Robust FD's ``alpha0`` may change
+mid-stream (``with_params``). Where each lives:
 
 - :mod:`~explorer.sketch.shrink`: FD's shrink, ``delta = sigma_m^2``,
   ``B <- sqrt(max(Sigma^2 - delta I, 0)) V^T`` (:func:`svd_shrink`, :func:`gram_shrink`,
   :func:`shrink_amounts`, :func:`mass_bounds`);
-- :mod:`~explorer.sketch.fd`: :class:`FrequentDirections`, its round and its merge;
-  :mod:`~explorer.sketch.fd_state`: its state dict, loading and undo;
+- :mod:`~explorer.sketch.fd`: :class:`FrequentDirections`, its round and its merge
+  (:mod:`~explorer.sketch.fd_state`: its state dict, loading and undo);
 - :mod:`~explorer.sketch.rfd`: :class:`RobustFrequentDirections`, ``alpha = alpha0 + Delta / 2``;
 - :mod:`~explorer.sketch.gfd`: :class:`GeneralizedFrequentDirections`, ``B+`` and ``B-``;
 - :mod:`~explorer.sketch.rp`: :class:`RandomProjectionSketch`;
