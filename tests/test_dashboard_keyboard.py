@@ -151,3 +151,29 @@ def test_the_shortcuts_are_written_on_the_page(server, page):
     open_page(page, server["url"] + "?" + SMALL)
     text = page.get_by_text("Keyboard:").inner_text()
     assert "play/pause" in text and "step" in text and "back" in text
+
+
+FOCUSED_LINK = """() => {
+  let a = document.activeElement
+  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement
+  return a && a.tagName === "A" ? {href: a.getAttribute("href"), text: a.innerText.trim()} : null
+}"""
+
+
+def test_the_pages_links_to_lessons_and_docs_are_reached_by_tab_and_answer(server, page):
+    """Tab reaches every link of the page (explorer.dashboard.references) in order, each with
+    its text, and the server answers each target."""
+    from explorer.dashboard.references import reference_links
+    open_page(page, server["url"] + "?" + SMALL)
+    expected, reached = reference_links("sketching"), []
+    for _ in range(80):
+        page.keyboard.press("Tab")
+        link = page.evaluate(FOCUSED_LINK)
+        if link and link["href"].startswith(("/lessons/", "/docs/")):  # not the template's title
+            reached.append((link["text"], link["href"]))
+        if len(reached) == len(expected):
+            break
+    assert reached == expected
+    for _, href in expected:
+        response = page.request.get(server["url"].rstrip("/") + href.split("#")[0])
+        assert response.status == 200 and "text/html" in response.headers["content-type"], href

@@ -2,6 +2,7 @@
 
 The sidebar holds the shared settings (↻ restarts the stream, ⚡ applies mid-stream, as
 the active page declares), the upload and a note on sharing; the main area holds the
+links to the active page's lessons and docs sections (:func:`reference_links`), the
 transport bar (Reset, Back, Play, Pause, Step, speed, ``t = N of n rows``; the keyboard
 shortcuts of :mod:`.keyboard`, a line naming them and the names of :mod:`.aria`), the alerts
 (URL and upload problems, the page's notes), one tab per page and a live region that reads
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import html
 import inspect
 import re
 import time
@@ -25,11 +27,12 @@ from .aria import ANNOUNCE_SECONDS, AriaNames, LiveSummary
 from .controls import bind, grid_options
 from .keyboard import SHORTCUTS_HELP, Keyboard
 from .live import help_text, row
+from .references import reference_links
 from .settings import ALPHA0_CHOICES, ETA_CHOICES, URL_NAMES, Settings
 from .transport import Transport
 from .upload import FORMATS, MAX_BYTES, MAX_COLUMNS, MAX_ROWS
 
-__all__ = ["layout", "FrameClock", "FileUpload", "plain_text", "live_summary"]
+__all__ = ["layout", "FrameClock", "FileUpload", "plain_text", "live_summary", "references"]
 
 LABELS = {"m": "m: sketch size", "alpha0": "α₀: initial regularizer", "eta": "η: learning rate",
           "dataset": "data set", "n": "n: stream length", "d": "d: dimension", "seed": "seed"}
@@ -46,8 +49,28 @@ def layout(app) -> pn.template.BootstrapTemplate:
     transport, alerts, tabs = _transport_bar(app.transport), _alerts(app), _tabs(app)
     template.main.append(pn.Column(
         pn.pane.Markdown(pn.bind(lambda key: app.active.intro, app.param.page), margin=(0, 10)),
-        transport, alerts, tabs, live_summary(app), sizing_mode="stretch_width"))
+        references(app), transport, alerts, tabs, live_summary(app), sizing_mode="stretch_width"))
     return template
+
+
+def references(app) -> pn.pane.HTML:
+    """The active page's lessons and docs sections as links (:mod:`.references`), each opening
+    in a new tab so that the dashboard's session stays; nothing when there are none."""
+    def links(key: str) -> str:
+        items = "".join(f'<li><a href="{html.escape(href)}" target="_blank" rel="noopener">'
+                        f"{html.escape(text)}</a></li>" for text, href in reference_links(key))
+        return (f'<nav aria-label="Learn more about this page"><strong>Learn more:</strong>'
+                f'<ul class="references">{items}</ul></nav>') if items else ""
+    return pn.pane.HTML(pn.bind(links, app.param.page), margin=(0, 10), sizing_mode="stretch_width",
+                        stylesheets=[REFERENCES_INLINE])
+
+
+REFERENCES_INLINE = ("nav { display: flex; flex-wrap: wrap; align-items: baseline; column-gap: 0.6em; } "
+                     "ul.references { flex: 1; display: flex; flex-wrap: wrap; column-gap: 1.4em; "
+                     "list-style: none; margin: 0; padding: 0; } "
+                     "a { color: inherit; text-decoration: underline; }")
+"""The links side by side, a whole link moving to the next line when it does not fit; in the
+text's colour, underlined (the browser's link blue is under 4.5:1 on the dark theme)."""
 
 
 def live_summary(app) -> LiveSummary:

@@ -7,6 +7,7 @@ periodic callback, sketches and figures) is destroyed once it has had no connect
 minute and a quarter, as users expect (holoviz/panel#1399, #8099). Not much shorter: a
 page whose websocket connects after its session was dropped (a slow, loaded machine)
 gets a session rebuilt without its page, whose styles then point at Panel's CDN.
+It also answers the pages' links to their lessons and docs (:func:`~.references.routes`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import panel as pn
 
 from .app import create_app
 from .memory import freeze_startup
+from .references import routes
 from .upload import MAX_BYTES
 
 __all__ = ["serve", "CHECK_SESSIONS_MS", "UNUSED_SESSION_MS", "MAX_MESSAGE_BYTES"]
@@ -49,6 +51,7 @@ def serve(port: int = 5006, show: bool = True, address: str = "127.0.0.1", *,
     kwargs.setdefault("unused_session_lifetime_milliseconds", UNUSED_SESSION_MS)
     kwargs.setdefault("websocket_max_message_size", MAX_MESSAGE_BYTES)
     kwargs.setdefault("title", "Sketch Explorer")
+    kwargs["extra_patterns"] = [*kwargs.get("extra_patterns", ()), *routes()]
     if freeze:
         freeze_startup()
     return pn.serve(create_app, port=port, address=address, show=show, threaded=threaded, **kwargs)

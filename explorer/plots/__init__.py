@@ -8,6 +8,8 @@ numpy arrays, and these functions only draw them; nothing here calls ``show()``.
 - :mod:`.charts`: generic builders (:func:`line_chart`, :func:`bar_chart`,
   :func:`shrink_spectrum`, :func:`heatmap`).
 - :mod:`.panels`: :func:`small_multiples`, one panel per data set or sketch size.
+- :mod:`.bounds`: :func:`error_bound_chart`, an error against its bounds, with a panel of
+  fractions of the bound where ``error <= Δ <= bound`` shows.
 - :mod:`.graphs`: :func:`merge_tree` (a tree of merged sketches, each node's delta
   and rows) and :func:`task_graph` (a Dask task graph in layers, no graphviz).
 
@@ -15,6 +17,7 @@ The dashboard's per-page figure modules (``explorer/dashboard/pages/*_figures.py
 draw on these.
 """
 
+from .bounds import ERROR_NAMES, error_bound_chart
 from .charts import as_vector, bar_chart, heatmap, line_chart, series_colors, shrink_spectrum
 from .graphs import merge_tree, task_graph
 from .panels import small_multiples
@@ -23,6 +26,7 @@ from .style import (BASELINE_GREY, BOUND_BLACK, COLORS, COMPARATOR_GREY, CONCEPT
                     method_color, tint)
 
 __all__ = ["line_chart", "bar_chart", "shrink_spectrum", "heatmap", "small_multiples", "merge_tree",
-           "task_graph", "as_vector", "COLORS", "COMPARATOR_GREY", "EXACT_GREY", "HEIGHT", "LAYOUT", "MARGIN",
+           "task_graph", "as_vector", "error_bound_chart", "ERROR_NAMES", "COLORS", "COMPARATOR_GREY",
+           "EXACT_GREY", "HEIGHT", "LAYOUT", "MARGIN",
            "METHOD_COLORS", "method_color", "BASELINE_GREY", "BOUND_BLACK", "CONCEPT_COLORS",
            "GFD_HALVES", "GUIDE_GREY", "TINTS", "contrast", "tint", "series_colors"]
