@@ -171,13 +171,14 @@ def trained(cls=RFDSON, d=40, m=5, n=300, seed=0, **kw):
 
 @pytest.mark.parametrize("cls, kw", [(RFDSON, {}), (FDSON, {"alpha0": 1.0})])
 def test_the_compiled_path_is_used(cls, kw):
-    """Every round but the shrinks (the numpy rule's) is compiled: it cannot silently fall back.
-    (FD-SON's auto alpha0 also leaves the rows that raise it to the numpy rule.)"""
+    """Every round, shrinks included, is compiled (but the first, which resolves the "auto"
+    settings): it cannot silently fall back. (FD-SON's auto alpha0 would also leave the rows
+    that raise it to the numpy rule.)"""
     learner, X, y = trained(cls, **kw)
     rows = compiled.COUNTS["rows"]
     learner.learn_many(X, y)
     played = compiled.COUNTS["rows"] - rows
-    assert played >= len(y) - learner.sketch.n_shrinks - 2  # the first round resolves "auto"
+    assert played >= len(y) - 2 and learner.sketch.n_shrinks > 40
     rows = compiled.COUNTS["rows"]
     learner.learn(X[0], y[0])
     assert compiled.COUNTS["rows"] - rows == (0 if learner.sketch.rank == 0 else 1)
@@ -238,3 +239,34 @@ def test_a_refusal_mid_call_is_the_numpy_rules_and_undone():
     assert_same(fast, slow, learner, twin)
     assert_states_close(learner.state_dict(), before)
     assert played >= 15 and compiled.COUNTS["rows"] > rows
+
+
+def test_a_watched_sketch_shrinks_by_the_numpy_rule():
+    """A hook on the sketch itself: its shrinks (and their events) are the numpy rule's, the
+    other rounds still compiled, the numbers the same."""
+    learner, X, y = trained(RFDSON, d=30, m=3, n=120, seed=2)
+    learner.learn_many(X[:10], y[:10])
+    twin = RFDSON.from_state_dict(learner.state_dict())
+    recorder = Recorder()
+    handle = learner.sketch.add_hook(recorder)
+    rows, shrinks = compiled.COUNTS["rows"], learner.sketch.n_shrinks
+    losses = learner.learn_many(X[10:], y[10:])
+    handle.remove()
+    with compiled.numpy_only():
+        expected = twin.learn_many(X[10:], y[10:])
+    made = learner.sketch.n_shrinks - shrinks
+    assert made > 10 and len(recorder.events("shrink")) == made
+    assert compiled.COUNTS["rows"] - rows == len(losses) - made
+    assert close(losses, expected)
+    assert_states_close(learner.state_dict(), twin.state_dict())
+
+
+def test_the_benchmark_runs_and_checks_the_numbers():
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks"))
+    try:
+        import newton_compiled
+    finally:
+        sys.path.pop(0)
+    row = newton_compiled.compare("rfd", 30, 4, budget=0.002, repeats=2)
+    assert row["pass"] and row["max_relative_gap"] <= 1e-12 and row["rounds"] % 5 == 0
+    assert newton_compiled.compare("fd", 30, 4, budget=0.002, repeats=1, by_row=True)["pass"]

@@ -9,7 +9,8 @@ along ``-H_t^{-1} g_t``; the sketched versions replace the sum by a sketch ``B``
   :class:`RPSON`, :class:`OjaSON`, :class:`FullON` (SketchedOnlineNewton with its sketch fixed);
 - :mod:`explorer.newton.curvature`: ``H_t`` from a sketch (Woodbury, Cholesky) or exact (FULL-ON);
 - :mod:`explorer.newton.defaults`: the ``"auto"`` settings (:func:`default_mu`, :func:`auto_settings`);
-- :mod:`explorer.newton.persistence`: ``state_dict``, loading, ``with_params``.
+- :mod:`explorer.newton.persistence`: ``state_dict``, loading, ``with_params``;
+- :mod:`explorer.newton.compiled`: the round compiled by numba (optional; the numpy round is its reference).
 
 >>> from explorer.newton import RFDSON
 >>> learner = RFDSON(2, m=2, alpha0=0.0, eta=0.0, C=1.0)

@@ -1,30 +1,36 @@
 r"""The sketched online Newton round compiled by numba: the fast path of ``learn`` and ``learn_many``.
 
-The round is :meth:`~explorer.newton.SketchedOnlineNewton._round` (Algorithm 5 with RFD or FD),
-the readable numpy rule the lessons show and the browser runs; :func:`rounds` plays it
-compiled for RFD-SON and FD-SON while no hook listens and no ``"auto"`` setting is pending.
-It calls the very BLAS/LAPACK routines the numpy rule reaches (``ddot``, ``dgemv``, ``dtrsv``,
-``dpotrs``, through ``scipy.linalg.cython_blas`` / ``cython_lapack``) in the same order, so
-its numbers are the numpy rule's; every case the reference handles differently stops the
-compiled loop *before* that row is touched and leaves it to the numpy round: a shrink (the
-buffer's last free row), a projection or solve without a Cholesky factor (``alpha = 0``'s
-pseudo-inverse, LU after a lost pivot), a raised FD-SON ``alpha_0``, and every refusal
-(non-finite prediction, loss or step, a row too small or too large). Refusals, records,
-``state_dict`` and resumes are therefore the numpy rule's own.
+The round is :meth:`~explorer.newton.SketchedOnlineNewton._round` (Algorithm 5 with RFD or FD,
+FD's insert and its shrink through ``B B^T``), the readable numpy rule the lessons show and
+the browser runs; :func:`rounds` plays it compiled for RFD-SON and FD-SON while no hook
+listens and no ``"auto"`` setting is pending. It calls the very BLAS/LAPACK routines the
+numpy rule reaches (``ddot``, ``dgemv``, ``dtrsv``, ``dpotrs``, ``dsyrk``, ``dsyevd``,
+``dgemm`` from ``scipy.linalg.cython_blas`` / ``cython_lapack``) on the same operands, and
+sums ``einsum``'s row norms in numpy's order, so its numbers are the numpy rule's. Every
+case the rule handles otherwise stops the compiled loop *before* that row is touched and
+leaves the row to the numpy round: a projection or solve without a Cholesky factor
+(``alpha = 0``'s pseudo-inverse, LU after a lost pivot), a tall buffer's SVD shrink, a tiny
+or failed shrink, a watched sketch's shrink (its events), a raised FD-SON ``alpha_0``, and
+every refusal (a non-finite prediction, loss or step, a row too small or too large).
+Refusals, ``state_dict`` and resumes are thus the numpy rule's own; ``step`` (records) and
+learners with hooks always take the numpy round.
 
 Switches: numba missing (the runtime, Pyodide) or ``EXPLORER_COMPILED=0`` in the
 environment: numpy only; :func:`numpy_only` does the same for a block (tests compare both).
 
-Compile cost: the kernel is compiled with ``cache=True`` (numba's on-disk cache, next to
-this file or, in a read-only install, in the user's cache directory) and, the first time a
-process needs it, in a background thread: rounds run by the numpy rule until it is ready,
-so no student's first slider move waits for the compiler. :func:`wait` blocks until ready.
+Compile cost: ``cache=True`` (numba's on-disk cache, beside this file or, in a read-only
+install, under the user's cache directory) and, the first time a process wants the kernel,
+a background thread: rounds take the numpy rule until it is ready (same numbers), so no
+first slider move waits for the compiler. :func:`wait` blocks until it is ready.
 
 >>> import numpy as np
 >>> from explorer.newton import RFDSON
->>> learner = RFDSON(3, m=2, alpha0=1.0, eta=0.5, C=2.0)
->>> learner.learn_many(np.eye(3), [1.0, -1.0, 1.0]).tolist()
-[1.0, 1.0, 1.0]
+>>> X, y = np.random.default_rng(0).standard_normal((40, 6)), np.arange(40.0) % 3
+>>> fast = RFDSON(6, m=2).learn_many(X, y)
+>>> with numpy_only():
+...     reference = RFDSON(6, m=2).learn_many(X, y)
+>>> bool(np.array_equal(fast, reference))
+True
 
 References: Luo, Chen, Zhang, Li (2017), *Online learning via regularized frequent
 directions*, Algorithms 5-6; Lam, Pitrou, Seibert (2015), *Numba: a LLVM-based Python JIT
@@ -41,8 +47,8 @@ from typing import Iterator
 
 import numpy as np
 
-from ..sketch import MAX_SQUARED_MASS
-from .curvature import TINY_SQUARED_ROW
+from ..sketch import MAX_SQUARED_MASS, FrequentDirections, RobustFrequentDirections
+from .curvature import TINY_SQUARED_ROW, SketchCurvature
 from .defaults import FIXED_SHIFT_SKETCHES, MAX_CURVATURE, UNSKETCHED_SAFETY
 
 __all__ = ["AVAILABLE", "enabled", "numpy_only", "wait", "rounds", "COUNTS", "LOSS_CODES", "CompiledRounds"]
@@ -58,11 +64,19 @@ except ImportError:  # the runtime and the browser build: numpy only
 AVAILABLE = numba is not None
 #: How many rows the compiled path played ("rows") and how often it was entered ("calls").
 COUNTS = {"rows": 0, "calls": 0}
+#: The sketches whose shrink the kernel plays (FD's own rule; a subclass may change it).
+COMPILED_SHRINKS = (FrequentDirections, RobustFrequentDirections)
+#: The curvature's methods the kernel plays: one replaced on an instance (a test injecting a
+#: fault) sends the rounds to the numpy rule, which calls it.
+REPLACED = frozenset({"add", "solve", "solve_gradient", "undo_point", "refactor"})
 #: The losses the kernel knows, by code (the learner passes its loss's code).
 LOSS_CODES = {"squared": 0, "logistic": 1}
 #: Slots of the kernel's scalar arrays (floats: settings and the sketch's mass).
-C_, MU, ETA, SHIFT, MASS, ALPHA0, RAISE, FACE = range(8)
-T, FILLED, N_SEEN, FACTORED, CAPACITY, LOSS, INVERSE_T, CHECK_ALPHA0 = range(8)
+C_, MU, ETA, SHIFT, MASS, ALPHA0, RAISE, FACE, DELTA_TOTAL, BASE = range(10)
+T, FILLED, N_SEEN, FACTORED, CAPACITY, LOSS, INVERSE_T, CHECK_ALPHA0, N_SHRINKS, SHRINKS, RFD, M = range(12)
+#: A shrink whose largest squared singular value is below this is the numpy rule's (it rescales).
+TINY_SQUARE = 2.0 ** -600
+EPS = float(np.finfo(float).eps)
 
 _switch = {"on": os.environ.get("EXPLORER_COMPILED", "1") != "0"}
 _compiler = {"thread": None, "ready": threading.Event(), "kernel": None, "error": None}
@@ -122,24 +136,31 @@ class CompiledRounds:
         """Rows ``start, ...`` of checked ``X``, ``y`` by :func:`rounds` while it applies;
         returns the first row left to the numpy round (``start`` if none was played).
         ``face_miss``: :data:`explorer.newton.son.FACE_MISS`."""
-        if (self._hooks or self._pending or self._anchor is not None
-                or self.sketch_kind not in self.COMPILED_SKETCHES or not enabled()):
-            return start
         curvature = self._curvature
+        if (self._hooks or self._pending or self._anchor is not None
+                or self.sketch_kind not in self.COMPILED_SKETCHES or type(curvature) is not SketchCurvature
+                or vars(curvature).keys() & REPLACED or not enabled()):
+            return start
         sketch = curvature.sketch
         auto_alpha0 = self.sketch_kind in FIXED_SHIFT_SKETCHES and "alpha0" in self._auto
+        rfd = self.sketch_kind == "rfd"
+        # FD's shrink compiled too for a wide buffer (the Gram route) that no hook watches
+        shrinks = type(sketch) in COMPILED_SHRINKS and sketch.capacity < self.d and not sketch.observed
         floats = np.array([self.C, self.mu, self._eta, curvature.shift, sketch.frobenius_squared,
-                           self._alpha0, UNSKETCHED_SAFETY * MAX_CURVATURE[self.loss], face_miss])
+                           self._alpha0, UNSKETCHED_SAFETY * MAX_CURVATURE[self.loss], face_miss,
+                           sketch.delta_total, sketch.alpha0 if rfd else curvature.alpha0])
         ints = np.array([self.t, sketch.rank, sketch.n_seen, int(curvature.factored), sketch.capacity,
-                         LOSS_CODES[self.loss], int(self._eta_schedule == "inverse_t"), int(auto_alpha0)],
-                        dtype=np.int64)
+                         LOSS_CODES[self.loss], int(self._eta_schedule == "inverse_t"), int(auto_alpha0),
+                         sketch.n_shrinks, int(shrinks), int(rfd), sketch.m], dtype=np.int64)
         u = self.u.copy()
         X = np.ascontiguousarray(X, dtype=float)
         stop = rounds(X, np.ascontiguousarray(y, dtype=float), start, losses, predictions, u,
                       sketch.writable_buffer(), curvature.inner, curvature.factor, floats, ints)
         if stop > start:
             self.u, self.t = u, int(ints[T])
-            sketch.rows_written(int(ints[FILLED]), int(ints[N_SEEN]), float(floats[MASS]))
+            sketch.rows_written(int(ints[FILLED]), int(ints[N_SEEN]), float(floats[MASS]),
+                                n_shrinks=int(ints[N_SHRINKS]), delta_total=float(floats[DELTA_TOTAL]))
+            curvature.shift, curvature.factored = float(floats[SHIFT]), bool(ints[FACTORED])
         return stop
 
     def _compiled_learn(self, x: np.ndarray, y: float, face_miss: float) -> tuple | None:
@@ -174,58 +195,60 @@ if AVAILABLE:  # scipy's own BLAS/LAPACK (the routines the numpy rule reaches), 
     _dgemv = _routine("blas", "dgemv", numba.types.void, 11)
     _dtrsv = _routine("blas", "dtrsv", numba.types.void, 8)
     _dpotrs = _routine("lapack", "dpotrs", numba.types.void, 8)
+    _dsyevd = _routine("lapack", "dsyevd", numba.types.void, 11)
+    _dsyrk = _routine("blas", "dsyrk", numba.types.void, 10)
+    _dgemm = _routine("blas", "dgemm", numba.types.void, 13)
     _jit = numba.njit(cache=True, nogil=True)
 else:
     def _jit(function):  # numpy only: the kernel is never called
         return function
 
 
+#: Constant arguments of the BLAS/LAPACK calls: the flags "T", "N", "L", "V", the scalars 1, 0
+#: and the stride 1; the sizes go through a scratch int32 array ``ws`` (no allocation per call).
+FLAGS, SCALARS, ONE = np.array([84, 78, 76, 86], np.uint8), np.array([1.0, 0.0]), np.array([1], np.int32)
+
+
 @_jit
-def dot(a, b, n):
+def dot(a, b, n, ws):
     """``a[:n] @ b[:n]`` (numpy: BLAS ddot)."""
-    size, one = np.array([n], np.int32), np.array([1], np.int32)
-    return _ddot(size.ctypes, a.ctypes, one.ctypes, b.ctypes, one.ctypes)
+    ws[0] = n
+    return _ddot(ws.ctypes, a.ctypes, ONE.ctypes, b.ctypes, ONE.ctypes)
 
 
 @_jit
-def rows_times(B, v, r, out):
+def rows_times(B, v, r, out, ws):
     """``out[:r] = B[:r] @ v`` (numpy: ddot for one row, else dgemv)."""
     if r == 1:
-        out[0] = dot(B[0], v, v.size)
+        out[0] = dot(B[0], v, v.size, ws)
         return
-    codes = np.array([84, 0], np.uint8)  # "T"
-    sizes = np.array([v.size, r, 1, 0], np.int32)
-    scalars = np.array([1.0, 0.0])
-    _dgemv(codes.ctypes, sizes[0:].ctypes, sizes[1:].ctypes, scalars.ctypes, B.ctypes,
-           sizes[0:].ctypes, v.ctypes, sizes[2:].ctypes, scalars[1:].ctypes, out.ctypes, sizes[2:].ctypes)
+    ws[0], ws[1] = v.size, r
+    _dgemv(FLAGS.ctypes, ws[0:].ctypes, ws[1:].ctypes, SCALARS.ctypes, B.ctypes,
+           ws[0:].ctypes, v.ctypes, ONE.ctypes, SCALARS[1:].ctypes, out.ctypes, ONE.ctypes)
 
 
 @_jit
-def times_rows(c, B, r, out):
+def times_rows(c, B, r, out, ws):
     """``out = c[:r] @ B[:r]`` (numpy: dgemv)."""
-    codes = np.array([78, 0], np.uint8)  # "N"
-    sizes = np.array([B.shape[1], r, 1], np.int32)
-    scalars = np.array([1.0, 0.0])
-    _dgemv(codes.ctypes, sizes[0:].ctypes, sizes[1:].ctypes, scalars.ctypes, B.ctypes,
-           sizes[0:].ctypes, c.ctypes, sizes[2:].ctypes, scalars[1:].ctypes, out.ctypes, sizes[2:].ctypes)
+    ws[0], ws[1] = B.shape[1], r
+    _dgemv(FLAGS[1:].ctypes, ws[0:].ctypes, ws[1:].ctypes, SCALARS.ctypes, B.ctypes,
+           ws[0:].ctypes, c.ctypes, ONE.ctypes, SCALARS[1:].ctypes, out.ctypes, ONE.ctypes)
 
 
 @_jit
-def factor_solve(L, b, r):
+def factor_solve(L, b, r, ws):
     """``b[:r] <- (L L^T)^{-1} b[:r]`` in place, ``L = L[:r, :r]`` lower (scipy's dpotrs)."""
-    codes = np.array([76, 0], np.uint8)  # "L"
-    sizes = np.array([r, 1, L.shape[0], 0], np.int32)
-    _dpotrs(codes.ctypes, sizes[0:].ctypes, sizes[1:].ctypes, L.ctypes, sizes[2:].ctypes,
-            b.ctypes, sizes[0:].ctypes, sizes[3:].ctypes)
+    ws[0], ws[1] = r, L.shape[0]
+    _dpotrs(FLAGS[2:].ctypes, ws[0:].ctypes, ONE.ctypes, L.ctypes, ws[1:].ctypes,
+            b.ctypes, ws[0:].ctypes, ws[2:].ctypes)
 
 
 @_jit
-def lower_solve(L, b, n):
+def lower_solve(L, b, n, ws):
     """``b[:n] <- L[:n, :n]^{-1} b[:n]`` in place, L lower (scipy's dtrsv)."""
-    codes = np.array([76, 78, 78], np.uint8)  # "L", "N", "N"
-    sizes = np.array([n, L.shape[0], 1], np.int32)
-    _dtrsv(codes[0:].ctypes, codes[1:].ctypes, codes[2:].ctypes, sizes[0:].ctypes, L.ctypes,
-           sizes[1:].ctypes, b.ctypes, sizes[2:].ctypes)
+    ws[0], ws[1] = n, L.shape[0]
+    _dtrsv(FLAGS[2:].ctypes, FLAGS[1:].ctypes, FLAGS[1:].ctypes, ws[0:].ctypes, L.ctypes,
+           ws[1:].ctypes, b.ctypes, ONE.ctypes)
 
 
 @_jit
@@ -238,26 +261,95 @@ def finite(v):
 
 
 @_jit
-def solve(v, B, factor, r, shift, projected, coefficients, out):
+def squared_rows(B, r, out):
+    """``out[:r] = np.einsum("ij,ij->i", B[:r], B[:r])``, summed in numpy's order (two lanes,
+    blocks of eight)."""
+    for i in range(r):
+        x, n, k = B[i], B.shape[1], 0
+        lane0, lane1 = 0.0, 0.0
+        while n - k >= 8:
+            lane0 = x[k] * x[k] + (x[k + 2] * x[k + 2] + (x[k + 4] * x[k + 4] + (x[k + 6] * x[k + 6] + lane0)))
+            lane1 = x[k + 1] * x[k + 1] + (x[k + 3] * x[k + 3] + (x[k + 5] * x[k + 5] + (x[k + 7] * x[k + 7] + lane1)))
+            k += 8
+        while k < n:
+            lane0 = x[k] * x[k] + lane0
+            lane1 = (x[k + 1] * x[k + 1] if k + 1 < n else 0.0) + lane1
+            k += 2
+        out[i] = 0.0 + (lane0 + lane1)
+
+
+@_jit
+def shrink(B, r, m, kept):
+    """FD's shrink of a wide full buffer ``B[:r]`` (:func:`explorer.sketch.gram_shrink` of
+    ``B B^T``): the kept rows into ``kept``; returns ``(keep, delta, squared[0])``, keep -1 if
+    LAPACK failed or a number is not finite."""
+    d = B.shape[1]
+    gram, values = np.zeros((r, r)), np.empty(r)
+    codes = np.array([76, 84, 86, 78], np.uint8)  # "L", "T", "V", "N"
+    sizes = np.array([r, d, 1 + 6 * r + 2 * r * r, 3 + 5 * r, 0, 0], np.int32)
+    scalars = np.array([1.0, 0.0])
+    _dsyrk(codes[0:].ctypes, codes[1:].ctypes, sizes[0:].ctypes, sizes[1:].ctypes, scalars.ctypes,
+           B.ctypes, sizes[1:].ctypes, scalars[1:].ctypes, gram.ctypes, sizes[0:].ctypes)
+    for i in range(r):  # numpy's B @ B.T: syrk, then the other triangle copied
+        for j in range(i):
+            gram[i, j] = gram[j, i]
+    work, iwork = np.empty(sizes[2]), np.empty(sizes[3], np.int32)
+    _dsyevd(codes[2:].ctypes, codes[0:].ctypes, sizes[0:].ctypes, gram.ctypes, sizes[0:].ctypes,
+            values.ctypes, work.ctypes, sizes[2:].ctypes, iwork.ctypes, sizes[3:].ctypes, sizes[4:].ctypes)
+    if sizes[4] != 0:
+        return -1, 0.0, 0.0
+    lam = values[::-1].copy()  # descending; eigenvector j is row r - 1 - j of gram (column-major)
+    floor = d * EPS * max(lam[0], 0.0)
+    for j in range(r):
+        lam[j] = lam[j] if lam[j] > floor else 0.0
+    delta = lam[m - 1] if r >= m else 0.0
+    keep = 0
+    for j in range(min(m - 1, r)):
+        keep += max(lam[j] - delta, 0.0) > 0.0
+    weights = np.empty((r, max(keep, 1)))
+    for j in range(keep):
+        factor = math.sqrt(max(lam[j] - delta, 0.0) / lam[j])
+        for i in range(r):
+            weights[i, j] = gram[r - 1 - j, i] * factor
+    if keep == 1:
+        times_rows(weights[:, 0].copy(), B, r, kept[0], sizes[4:])
+    elif keep > 1:
+        sizes[4], sizes[5] = keep, r
+        _dgemm(codes[3:].ctypes, codes[1:].ctypes, sizes[1:].ctypes, sizes[4:].ctypes, sizes[5:].ctypes,
+               scalars.ctypes, B.ctypes, sizes[1:].ctypes, weights.ctypes, sizes[4:].ctypes,
+               scalars[1:].ctypes, kept.ctypes, sizes[1:].ctypes)
+    if not (math.isfinite(delta) and finite(lam) and finite(kept[:keep].ravel())):
+        return -1, 0.0, 0.0
+    return keep, delta, lam[0]
+
+
+@_jit
+def solve(v, B, factor, r, shift, projected, coefficients, out, ws):
     """out = H^{-1} v (curvature.SketchCurvature.solve, factored); False if B v overflows."""
     if r == 0:
-        out[:] = v / shift
+        for j in range(v.size):
+            out[j] = v[j] / shift
         return True
-    rows_times(B, v, r, projected)
+    rows_times(B, v, r, projected, ws)
     if not finite(projected[:r]):
         return False
-    factor_solve(factor, projected, r)
-    times_rows(projected, B, r, coefficients)
-    out[:] = (v - coefficients) / shift
+    factor_solve(factor, projected, r, ws)
+    times_rows(projected, B, r, coefficients, ws)
+    for j in range(v.size):
+        out[j] = (v[j] - coefficients[j]) / shift
     return True
+
 
 @_jit
 def moved(u, excess, direction, norm, out):
     """son._moved: u - excess * direction / norm, else u - direction * (excess / norm)."""
-    out[:] = u - excess * direction / norm
+    for j in range(u.size):
+        out[j] = u[j] - excess * direction[j] / norm
     if not finite(out):
-        out[:] = u - direction * (excess / norm)
+        for j in range(u.size):
+            out[j] = u[j] - direction[j] * (excess / norm)
     return finite(out)
+
 
 @_jit
 def kernel(X, Y, start, losses, predictions, u, buffer, inner, factor, floats, ints):
@@ -266,31 +358,32 @@ def kernel(X, Y, start, losses, predictions, u, buffer, inner, factor, floats, i
     C, shift = floats[C_], floats[SHIFT]
     w, g, row, step = np.empty(d), np.empty(d), np.empty(d), np.empty(d)
     projected, coefficients, known = np.empty(capacity), np.empty(d), np.empty(capacity)
-    saved = np.empty(capacity)
+    saved, border = np.empty(capacity), np.empty(capacity)
+    ws = np.zeros(4, np.int32)  # sizes for BLAS/LAPACK (ws[2]: dpotrs's info)
     for i in range(start, X.shape[0]):
         x, y, r = X[i], Y[i], ints[FILLED]
         factored = ints[FACTORED] == 1
-        z = dot(u, x, d)  # 1. the slab projection (son.project_on_slab)
+        z = dot(u, x, d, ws)  # 1. the slab projection (son.project_on_slab)
         at, face, w[:] = z, z, u
         if abs(z) > C:
             if not math.isfinite(z):
                 return i
             excess = np.sign(z) * (abs(z) - C)
-            squared = dot(x, x, d)
+            squared = dot(x, x, d, ws)
             projected_ok = False
             if shift > 0:
                 if r > 0 and not factored:
                     return i  # LU: the numpy rule
-                if not solve(x, buffer, factor, r, shift, projected, coefficients, step):
+                if not solve(x, buffer, factor, r, shift, projected, coefficients, step, ws):
                     return i
-                norm = dot(x, step, d)
+                norm = dot(x, step, d, ws)
                 if norm > 1e-12 * squared / shift:
                     projected_ok = moved(u, excess, step, norm, w)
-                    if projected_ok and not abs(dot(w, x, d) - math.copysign(C, z)) <= floats[FACE] * abs(z):
+                    if projected_ok and not abs(dot(w, x, d, ws) - math.copysign(C, z)) <= floats[FACE] * abs(z):
                         projected_ok = False
             if not projected_ok and not moved(u, excess, x, squared, w):
                 return i
-            at = dot(w, x, d)
+            at = dot(w, x, d, ws)
             if not math.isfinite(at):
                 return i
             face = math.copysign(C, z)
@@ -313,41 +406,75 @@ def kernel(X, Y, start, losses, predictions, u, buffer, inner, factor, floats, i
         if slope != 0.0:  # 3. the curvature row (curvature.check_row) and 4. the step
             eta_t = floats[ETA] / t if ints[INVERSE_T] == 1 else floats[ETA]
             scale = math.sqrt(floats[MU] + eta_t)
-            g[:] = slope * x
-            row[:] = scale * g
-            squared = dot(row, row, d)
+            for j in range(d):
+                g[j] = slope * x[j]
+                row[j] = scale * g[j]
+            squared = dot(row, row, d, ws)
             if squared != 0.0 or g.any():
                 if not (squared >= TINY_SQUARED_ROW and floats[MASS] + squared <= MAX_SQUARED_MASS):
                     return i
                 if ints[CHECK_ALPHA0] == 1:  # FD-SON's auto alpha0 (defaults._raise_alpha0)
-                    needed = floats[RAISE] * dot(x, x, d)
+                    needed = floats[RAISE] * dot(x, x, d, ws)
                     if not 0.0 < needed <= MAX_SQUARED_MASS or needed > floats[ALPHA0]:
                         return i
-                if r == capacity - 1 or not (shift > 0 and factored):
-                    return i  # a shrink, or no Cholesky factor: the numpy rule
+                if r == capacity - 1:  # the row fills the buffer: FD's shrink
+                    if ints[SHRINKS] == 0:
+                        return i
+                    buffer[r] = row
+                    kept, diagonal = np.empty((capacity, d)), np.empty(capacity)
+                    keep, delta, largest = shrink(buffer, capacity, ints[M], kept)
+                    delta_total = floats[DELTA_TOTAL] + delta
+                    shifted = floats[BASE] + delta_total / 2 if ints[RFD] == 1 else floats[BASE]
+                    if keep < 0 or largest < TINY_SQUARE or not shifted > 0:
+                        buffer[r] = 0.0  # a failed or tiny shrink, or alpha = 0: the numpy rule
+                        return i
+                    squared_rows(kept, keep, diagonal)  # SketchCurvature.add and refactor: K, L diagonal
+                    diagonal_factor = np.zeros((capacity, capacity))
+                    for j in range(keep):
+                        diagonal_factor[j, j] = math.sqrt(shifted + diagonal[j])
+                    ok = solve(g, kept, diagonal_factor, keep, shifted, projected, coefficients, step, ws)
+                    for j in range(d):
+                        step[j] = w[j] - step[j]
+                    if not (ok and finite(step)):  # the step overflows: a refusal, by the numpy rule
+                        buffer[r] = 0.0
+                        return i
+                    buffer[:keep], buffer[keep:] = kept[:keep], 0.0
+                    inner[:, :], factor[:keep, :keep] = 0.0, 0.0
+                    for j in range(keep):
+                        inner[j, j], factor[j, j] = diagonal[j], diagonal_factor[j, j]
+                    w[:] = step
+                    ints[FILLED], ints[N_SEEN], ints[N_SHRINKS] = keep, ints[N_SEEN] + 1, ints[N_SHRINKS] + 1
+                    ints[FACTORED], floats[MASS] = 1, floats[MASS] + squared
+                    floats[DELTA_TOTAL], floats[SHIFT] = delta_total, shifted
+                    shift = shifted
+                    u[:] = w
+                    ints[T] = t
+                    losses[i], predictions[i] = loss, face
+                    continue
+                if not (shift > 0 and factored):
+                    return i  # no Cholesky factor: the numpy rule
                 buffer[r] = row  # FD's insert into the next free row
-                rows_times(buffer, row, r + 1, projected)  # the border of K (SketchCurvature.add)
+                rows_times(buffer, row, r + 1, projected, ws)  # the border of K (SketchCurvature.add)
                 known[:r] = projected[:r]
                 if r > 0:
-                    lower_solve(factor, known, r)
-                pivot = shift + projected[r] - (dot(known, known, r) if r > 0 else 0.0)
+                    lower_solve(factor, known, r, ws)
+                pivot = shift + projected[r] - (dot(known, known, r, ws) if r > 0 else 0.0)
                 if not pivot > 0:
                     buffer[r] = 0.0
                     return i
                 saved[:r + 1] = factor[r, :r + 1]
                 factor[r, :r] = known[:r]
                 factor[r, r] = math.sqrt(pivot)
-                inner_row = projected[:r + 1].copy()
-                ok = solve(g, buffer, factor, r + 1, shift, projected, coefficients, step)
-                if ok:
-                    step[:] = w - step
-                    ok = finite(step)
-                if not ok:  # the step overflows: a refusal, by the numpy rule
+                border[:r + 1] = projected[:r + 1]
+                ok = solve(g, buffer, factor, r + 1, shift, projected, coefficients, step, ws)
+                for j in range(d):
+                    step[j] = w[j] - step[j]
+                if not (ok and finite(step)):  # the step overflows: a refusal, by the numpy rule
                     buffer[r] = 0.0
                     factor[r, :r + 1] = saved[:r + 1]
                     return i
-                inner[r, :r + 1] = inner_row
-                inner[:r + 1, r] = inner_row
+                inner[r, :r + 1] = border[:r + 1]
+                inner[:r + 1, r] = border[:r + 1]
                 w[:] = step
                 ints[FILLED], ints[N_SEEN] = r + 1, ints[N_SEEN] + 1
                 floats[MASS] = floats[MASS] + squared

@@ -115,7 +115,8 @@ class SketchedOnlineNewton(CompiledRounds, AutoDefaults, NewtonState, Tunable, O
     :mod:`explorer.newton.defaults`); ``mu`` (None: :func:`~explorer.newton.default_mu`);
     ``fast`` (the doubling-space sketch); ``loss`` in :data:`SUPPORTED_LOSSES`; ``seed``
     (RP, Oja). ``learn``, ``step`` and ``learn_many`` are all or nothing (a refused round is
-    a :class:`~explorer.errors.Diverged`); ``with_params`` changes :data:`HOT` settings.
+    a :class:`~explorer.errors.Diverged`); ``with_params`` changes :data:`HOT` settings. With
+    numba, ``learn`` / ``learn_many`` run compiled (:mod:`explorer.newton.compiled`: same numbers).
     Allowed values, refusals, records and hooks: docs/algorithms.md sections 3.2 and 3.8.
 
     >>> learner = SketchedOnlineNewton(3, sketch="rfd", m=2, alpha0=0.0, eta=0.0, C=1.0)

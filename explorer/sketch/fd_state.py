@@ -56,10 +56,19 @@ class FrequentDirectionsState:
         with :meth:`rows_written`. Anything else reads :attr:`rows`."""
         return self._buffer
 
-    def rows_written(self, filled: int, n_seen: int, frobenius_squared: float) -> None:
-        """Account for rows a compiled round wrote into free rows of :meth:`writable_buffer`
-        (no shrink): the occupied rows, the rows seen and ``||A||_F^2`` as they now are."""
+    def rows_written(self, filled: int, n_seen: int, frobenius_squared: float, *,
+                     n_shrinks: int | None = None, delta_total: float | None = None) -> None:
+        """Account for rows a compiled round wrote into :meth:`writable_buffer` by FD's rule
+        (and the shrinks it made, with no hook watching: :attr:`observed`): the occupied
+        rows, the rows seen, ``||A||_F^2``, and the shrinks and ``Delta`` as they now are."""
         self._filled, self.n_seen, self._frobenius_squared = filled, n_seen, frobenius_squared
+        if n_shrinks is not None:
+            self.n_shrinks, self.delta_total = n_shrinks, delta_total
+
+    @property
+    def observed(self) -> bool:
+        """Whether a hook listens to this sketch (its shrinks then send events)."""
+        return bool(self._hooks)
 
     def state_dict(self) -> dict:
         """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""
