@@ -107,7 +107,8 @@ def run(*, quick: bool = False, seed: int = 0, progress: bool = True, **override
     configs = []
     for sketch, m, by_row in runs:
         if progress:
-            print(f"  {sketch} d={d} m={m} {'learn' if by_row else 'learn_many'} ...", file=sys.stderr, flush=True)
+            call = "learn" if by_row else "learn_many"
+            print(f"  {sketch} d={d} m={m} {call} ...", file=sys.stderr, flush=True)
         configs.append(compare(sketch, d, m, budget=budget, repeats=repeats, by_row=by_row, seed=seed))
     return {"benchmark": "newton_compiled", "available": True, "setting": SETTING, "settings": settings,
             "configs": configs, "all_checks_pass": all(c["pass"] for c in configs),

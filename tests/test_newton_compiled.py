@@ -199,6 +199,14 @@ def test_numpy_only_hooks_and_records_take_the_numpy_rule():
     assert compiled.COUNTS["rows"] > rows
 
 
+def test_importing_explorer_does_not_import_numba():
+    """numba is imported by the compiling thread, at the first round that wants it: a process
+    that never learns (the dashboard's start-up, the CLI) does not pay for it."""
+    code = "import sys, explorer, explorer.newton; print('numba' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          check=True).stdout.split() == ["False"]
+
+
 def test_the_environment_switch_turns_it_off():
     code = ("from explorer.newton import compiled, RFDSON; import numpy as np; "
             "print(compiled.enabled(), compiled.wait(1)); RFDSON(3, m=2).learn_many(np.eye(3), [1, 2, 3]); "

@@ -20,8 +20,8 @@ environment: numpy only; :func:`numpy_only` does the same for a block (tests com
 
 Compile cost: ``cache=True`` (numba's on-disk cache, beside this file or, in a read-only
 install, under the user's cache directory) and, the first time a process wants the kernel,
-a background thread: rounds take the numpy rule until it is ready (same numbers), so no
-first slider move waits for the compiler. :func:`wait` blocks until it is ready.
+a background thread (numba is imported there too): rounds take the numpy rule until it is
+ready (same numbers), so no first slider move waits for the compiler. :func:`wait` blocks.
 
 >>> import numpy as np
 >>> from explorer.newton import RFDSON
@@ -40,6 +40,8 @@ compiler*.
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.util
 import math
 import os
 import threading
@@ -53,15 +55,11 @@ from .defaults import FIXED_SHIFT_SKETCHES, MAX_CURVATURE, UNSKETCHED_SAFETY
 
 __all__ = ["AVAILABLE", "enabled", "numpy_only", "wait", "rounds", "COUNTS", "LOSS_CODES", "CompiledRounds"]
 
+#: Whether numba is installed (the compiled path exists at all; imported by the compiling thread).
 try:
-    import llvmlite.binding
-    import numba
-    from numba.extending import get_cython_function_address
-except ImportError:  # the runtime and the browser build: numpy only
-    numba = None
-
-#: Whether numba is installed (the compiled path exists at all).
-AVAILABLE = numba is not None
+    AVAILABLE = importlib.util.find_spec("numba") is not None
+except (ImportError, ValueError):  # a module "numba" that is not a package
+    AVAILABLE = False
 #: How many rows the compiled path played ("rows") and how often it was entered ("calls").
 COUNTS = {"rows": 0, "calls": 0}
 #: The sketches whose shrink the kernel plays (FD's own rule; a subclass may change it).
@@ -79,7 +77,8 @@ TINY_SQUARE = 2.0 ** -600
 EPS = float(np.finfo(float).eps)
 
 _switch = {"on": os.environ.get("EXPLORER_COMPILED", "1") != "0"}
-_compiler = {"thread": None, "ready": threading.Event(), "kernel": None, "error": None}
+_compiler = {"thread": None, "ready": threading.Event(), "kernel": None, "error": None,
+             "lock": threading.Lock()}
 
 
 def enabled() -> bool:
@@ -88,8 +87,10 @@ def enabled() -> bool:
     if not (AVAILABLE and _switch["on"]):
         return False
     if _compiler["thread"] is None:
-        _compiler["thread"] = threading.Thread(target=_compile, name="explorer-numba", daemon=True)
-        _compiler["thread"].start()
+        with _compiler["lock"]:
+            if _compiler["thread"] is None:
+                _compiler["thread"] = threading.Thread(target=_compile, name="explorer-numba", daemon=True)
+                _compiler["thread"].start()
     return _compiler["ready"].is_set()
 
 
@@ -142,6 +143,9 @@ class CompiledRounds:
                 or vars(curvature).keys() & REPLACED or not enabled()):
             return start
         sketch = curvature.sketch
+        buffer, inner, factor = sketch.writable_buffer(), curvature.inner, curvature.factor
+        if not (buffer.flags.c_contiguous and inner.flags.c_contiguous and factor.flags.f_contiguous):
+            return start  # not the layout the kernel was compiled for
         auto_alpha0 = self.sketch_kind in FIXED_SHIFT_SKETCHES and "alpha0" in self._auto
         rfd = self.sketch_kind == "rfd"
         # FD's shrink compiled too for a wide buffer (the Gram route) that no hook watches
@@ -155,7 +159,7 @@ class CompiledRounds:
         u = self.u.copy()
         X = np.ascontiguousarray(X, dtype=float)
         stop = rounds(X, np.ascontiguousarray(y, dtype=float), start, losses, predictions, u,
-                      sketch.writable_buffer(), curvature.inner, curvature.factor, floats, ints)
+                      buffer, inner, factor, floats, ints)
         if stop > start:
             self.u, self.t = u, int(ints[T])
             sketch.rows_written(int(ints[FILLED]), int(ints[N_SEEN]), float(floats[MASS]),
@@ -173,10 +177,23 @@ class CompiledRounds:
 
 
 def _compile() -> None:
+    """Import numba, bind scipy's own BLAS/LAPACK (the routines the numpy rule reaches) by
+    symbol (so the cache can hold the code), compile the functions below (or load them from
+    numba's cache) and publish the kernel; in this background thread, not at import."""
     try:
-        kernel.compile(_SIGNATURE)  # or loaded from numba's cache
-        kernel.disable_compile()  # another signature would compile in the foreground
-        _compiler["kernel"] = kernel
+        numba = importlib.import_module("numba")
+        binding = importlib.import_module("llvmlite.binding")
+        address = importlib.import_module("numba.extending").get_cython_function_address
+        space = globals()
+        for name, (module, result, arguments) in _ROUTINES.items():
+            binding.add_symbol(f"explorer_{name}", address(f"scipy.linalg.cython_{module}", name))
+            signature = getattr(numba.types, result)(*[numba.types.voidptr] * arguments)
+            space[f"_{name}"] = numba.types.ExternalFunction(f"explorer_{name}", signature)
+        for name in _JITTED:
+            space[name] = numba.njit(cache=True, nogil=True)(space[name])
+        space["kernel"].compile(_SIGNATURE)
+        space["kernel"].disable_compile()  # another signature would compile in the foreground
+        _compiler["kernel"] = space["kernel"]
     except Exception as error:  # a broken numba install: numpy only, and say why
         _compiler["error"] = error
         _switch["on"] = False
@@ -185,23 +202,18 @@ def _compile() -> None:
 
 _SIGNATURE = ("int64(float64[:, ::1], float64[::1], int64, float64[::1], float64[::1], float64[::1], "
               "float64[:, ::1], float64[:, ::1], float64[::1, :], float64[::1], int64[::1])")
+#: The BLAS/LAPACK routines the kernel calls: (module, result type, number of arguments).
+_ROUTINES = {"ddot": ("blas", "float64", 5), "dgemv": ("blas", "void", 11), "dtrsv": ("blas", "void", 8),
+             "dpotrs": ("lapack", "void", 8), "dsyevd": ("lapack", "void", 11),
+             "dsyrk": ("blas", "void", 10), "dgemm": ("blas", "void", 13)}
+#: The functions below, compiled by :func:`_compile` (plain Python until then, never called).
+_JITTED: list[str] = []
+_ddot = _dgemv = _dtrsv = _dpotrs = _dsyevd = _dsyrk = _dgemm = None  # bound by _compile
 
-if AVAILABLE:  # scipy's own BLAS/LAPACK (the routines the numpy rule reaches), by symbol: cacheable
-    def _routine(module: str, name: str, result, arguments: int):
-        llvmlite.binding.add_symbol(f"explorer_{name}", get_cython_function_address(f"scipy.linalg.cython_{module}", name))
-        return numba.types.ExternalFunction(f"explorer_{name}", result(*[numba.types.voidptr] * arguments))
 
-    _ddot = _routine("blas", "ddot", numba.types.float64, 5)
-    _dgemv = _routine("blas", "dgemv", numba.types.void, 11)
-    _dtrsv = _routine("blas", "dtrsv", numba.types.void, 8)
-    _dpotrs = _routine("lapack", "dpotrs", numba.types.void, 8)
-    _dsyevd = _routine("lapack", "dsyevd", numba.types.void, 11)
-    _dsyrk = _routine("blas", "dsyrk", numba.types.void, 10)
-    _dgemm = _routine("blas", "dgemm", numba.types.void, 13)
-    _jit = numba.njit(cache=True, nogil=True)
-else:
-    def _jit(function):  # numpy only: the kernel is never called
-        return function
+def _jit(function):
+    _JITTED.append(function.__name__)
+    return function
 
 
 #: Constant arguments of the BLAS/LAPACK calls: the flags "T", "N", "L", "V", the scalars 1, 0
@@ -268,8 +280,10 @@ def squared_rows(B, r, out):
         x, n, k = B[i], B.shape[1], 0
         lane0, lane1 = 0.0, 0.0
         while n - k >= 8:
-            lane0 = x[k] * x[k] + (x[k + 2] * x[k + 2] + (x[k + 4] * x[k + 4] + (x[k + 6] * x[k + 6] + lane0)))
-            lane1 = x[k + 1] * x[k + 1] + (x[k + 3] * x[k + 3] + (x[k + 5] * x[k + 5] + (x[k + 7] * x[k + 7] + lane1)))
+            lane0 = x[k] * x[k] + (x[k + 2] * x[k + 2] + (x[k + 4] * x[k + 4]
+                                                        + (x[k + 6] * x[k + 6] + lane0)))
+            lane1 = x[k + 1] * x[k + 1] + (x[k + 3] * x[k + 3] + (x[k + 5] * x[k + 5]
+                                                                  + (x[k + 7] * x[k + 7] + lane1)))
             k += 8
         while k < n:
             lane0 = x[k] * x[k] + lane0
@@ -379,8 +393,8 @@ def kernel(X, Y, start, losses, predictions, u, buffer, inner, factor, floats, i
                 norm = dot(x, step, d, ws)
                 if norm > 1e-12 * squared / shift:
                     projected_ok = moved(u, excess, step, norm, w)
-                    if projected_ok and not abs(dot(w, x, d, ws) - math.copysign(C, z)) <= floats[FACE] * abs(z):
-                        projected_ok = False
+                    missed = abs(dot(w, x, d, ws) - math.copysign(C, z)) if projected_ok else 0.0
+                    projected_ok = projected_ok and missed <= floats[FACE] * abs(z)  # son.FACE_MISS
             if not projected_ok and not moved(u, excess, x, squared, w):
                 return i
             at = dot(w, x, d, ws)
