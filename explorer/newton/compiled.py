@@ -1,27 +1,21 @@
 r"""The sketched online Newton round compiled by numba: the fast path of ``learn`` and ``learn_many``.
 
-The round is :meth:`~explorer.newton.SketchedOnlineNewton._round` (Algorithm 5 with RFD or FD,
-FD's insert and its shrink through ``B B^T``), the readable numpy rule the lessons show and
-the browser runs; :func:`rounds` plays it compiled for RFD-SON and FD-SON while no hook
-listens and no ``"auto"`` setting is pending. It calls the very BLAS/LAPACK routines the
-numpy rule reaches (``ddot``, ``dgemv``, ``dtrsv``, ``dpotrs``, ``dsyrk``, ``dsyevd``,
-``dgemm`` from ``scipy.linalg.cython_blas`` / ``cython_lapack``) on the same operands, and
-sums ``einsum``'s row norms in numpy's order, so its numbers are the numpy rule's. Every
-case the rule handles otherwise stops the compiled loop *before* that row is touched and
-leaves the row to the numpy round: a projection or solve without a Cholesky factor
-(``alpha = 0``'s pseudo-inverse, LU after a lost pivot), a tall buffer's SVD shrink, a tiny
-or failed shrink, a watched sketch's shrink (its events), a raised FD-SON ``alpha_0``, and
-every refusal (a non-finite prediction, loss or step, a row too small or too large).
-Refusals, ``state_dict`` and resumes are thus the numpy rule's own; ``step`` (records) and
-learners with hooks always take the numpy round.
+The round is :meth:`~explorer.newton.SketchedOnlineNewton._round` (Algorithm 5 with RFD or FD:
+FD's insert and its shrink through ``B B^T``), the numpy rule the lessons show and the browser
+runs. :func:`rounds` plays it compiled for RFD-SON and FD-SON while no hook listens and no
+``"auto"`` setting is pending, calling the BLAS/LAPACK routines the numpy rule reaches
+(``ddot``, ``dgemv``, ``dtrsv``, ``dpotrs``, ``dsyrk``, ``dsyevd``, ``dgemm`` of
+``scipy.linalg.cython_blas`` / ``cython_lapack``) on the same operands and summing
+``einsum``'s row norms in numpy's order: the same numbers. A row the rule treats otherwise
+(no Cholesky factor, a tall buffer's SVD shrink, a tiny, failed or watched shrink, a raised
+FD-SON ``alpha_0``, any refusal) stops the loop before it is touched and goes to the numpy
+round, so refusals, ``state_dict`` and resumes are the rule's own. ``step`` stays numpy.
 
-Switches: numba missing (the runtime, Pyodide) or ``EXPLORER_COMPILED=0`` in the
-environment: numpy only; :func:`numpy_only` does the same for a block (tests compare both).
-
-Compile cost: ``cache=True`` (numba's on-disk cache, beside this file or, in a read-only
-install, under the user's cache directory) and, the first time a process wants the kernel,
-a background thread (numba is imported there too): rounds take the numpy rule until it is
-ready (same numbers), so no first slider move waits for the compiler. :func:`wait` blocks.
+Switches: without numba (the runtime, Pyodide) or with ``EXPLORER_COMPILED=0``, numpy only;
+:func:`numpy_only` for a block. Compile cost: ``cache=True`` (beside this file, or under the
+user's cache directory in a read-only install), compiled (numba imported too) in a background
+thread at the first round that wants it; rounds take the numpy rule until then, so no first
+slider move waits for the compiler. :func:`wait` blocks until it is ready.
 
 >>> import numpy as np
 >>> from explorer.newton import RFDSON
@@ -33,8 +27,7 @@ ready (same numbers), so no first slider move waits for the compiler. :func:`wai
 True
 
 References: Luo, Chen, Zhang, Li (2017), *Online learning via regularized frequent
-directions*, Algorithms 5-6; Lam, Pitrou, Seibert (2015), *Numba: a LLVM-based Python JIT
-compiler*.
+directions*, Algorithms 5-6; Lam, Pitrou, Seibert (2015), *Numba*, LLVM-HPC.
 """
 
 from __future__ import annotations
