@@ -19,6 +19,7 @@ from explorer.dashboard.app import Dashboard
 from explorer.dashboard.pages.fm import BINARY, MOVIELENS, SYNTHETIC, FactorizationPage
 from explorer.dashboard.pages.fm_figures import spectra_update
 from explorer.dashboard.settings import Settings, apply_query
+from explorer.experiments.fm import RATING_NOISE, TASTE_RANK
 from explorer.fm import FTRLFM, OGDFM, SketchedFTRL, movielens_100k, progressive, synthetic_ratings
 from explorer.hooks import Recorder
 from explorer.streams import linear_classification_labels, load_stream
@@ -34,7 +35,8 @@ def small_app(task=SYNTHETIC, **settings) -> Dashboard:
 
 
 def ratings(n=200, seed=3):
-    return synthetic_ratings(n, n_users=10, n_items=12, seed=seed)
+    """The page's synthetic ratings: its rating noise and taste rank."""
+    return synthetic_ratings(n, n_users=10, n_items=12, seed=seed, noise=RATING_NOISE, rank=TASTE_RANK)
 
 
 # -- numbers against the learners' own API ----------------------------------------------------
@@ -130,6 +132,7 @@ def test_a_large_sketch_is_ftrl():
 def test_eta_is_hot_and_rescales_theta_of_ftrl_and_sftrl_alike():
     app = small_app(m=50, eta=0.1)  # S-FTRL == FTRL, so a hot change must keep them equal
     page, transport = app.active, app.transport
+    page.param.update(fm_items=20, fm_noise=0.9)  # 200 ratings: B₋ fills up and shrinks after t = 60
     transport.seek(60)
     learners = dict(page.race.learners)
     theta = learners["ftrl"].theta()
@@ -140,12 +143,12 @@ def test_eta_is_hot_and_rescales_theta_of_ftrl_and_sftrl_alike():
     assert learners["sftrl"].eta == learners["ftrl"].eta == 0.01
     np.testing.assert_allclose(learners["ftrl"].theta(), theta / 10, atol=1e-12)
     np.testing.assert_allclose(learners["sftrl"].theta(), theta / 10, atol=1e-10)
-    transport.seek(120)
+    transport.seek(200)
     np.testing.assert_allclose(page.race.predictions["sftrl"], page.race.predictions["ftrl"], rtol=1e-8,
                                atol=1e-10)
     assert page.race.last_shrink.t > 60  # the shrink hook is on the new S-FTRL
     page.ogd_eta = 2.0  # OGD's own step: hot as well
-    assert page.t == 120 and page.race.learners["ogd"].eta == 2.0
+    assert page.t == 200 and page.race.learners["ogd"].eta == 2.0
 
 
 def test_structural_settings_and_page_options_restart_through_the_frame():
@@ -265,7 +268,7 @@ def test_views_build_once_and_their_data_change_after_a_step():
     assert views is page.views
 
 
-@pytest.mark.parametrize("name, value", [("fm_users", 1000), ("fm_items", 1), ("ogd_eta", 0.0),
+@pytest.mark.parametrize("name, value", [("fm_users", 1000), ("fm_items", 1), ("ogd_eta", 0.0), ("fm_noise", -0.1),
                                          ("fm_task", "ratings: netflix"), ("fm_variant", "slow")])
 def test_out_of_range_options_are_refused(name, value):
     app = small_app()

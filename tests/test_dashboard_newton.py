@@ -19,7 +19,7 @@ from explorer.dashboard.app import Dashboard
 from explorer.dashboard.pages.newton import NewtonPage
 from explorer.dashboard.settings import Settings, apply_query
 from explorer.errors import Diverged
-from explorer.experiments.newton import KEYS, LEARNERS, best_fixed_predictor
+from explorer.experiments.newton import KEYS, LEARNERS, best_fixed_predictor, planted_labels
 from explorer.losses import get_loss
 from explorer.newton import SketchedOnlineNewton
 from explorer.streams import linear_classification_labels, load_stream
@@ -65,7 +65,7 @@ def test_recorded_numbers_match_the_learners_run_directly(loss, slab):
     page.step(40)
     assert page.t == 47
     X = load_stream("low rank + noise", n=200, d=12, seed=0)
-    y, _ = linear_classification_labels(X, flip=0.05, seed=0)
+    y, _ = planted_labels(X, flip=0.05, seed=0)  # the page's default: whitened
     w_star = best_fixed_predictor(X, y, loss)
     star = get_loss(loss).value(np.clip(X[:47] @ w_star, -slab, slab), y[:47]).sum()
     point = page.history.last()
@@ -162,13 +162,28 @@ def test_page_options_restart_or_apply_hot():
     assert alone.t == 0 and not alone.race.learners["RFD-SON"].fast and len(alone.history) == 1
 
 
+def test_label_space_restarts_on_the_planted_labels_of_that_space():
+    X = load_stream("low rank + noise", n=200, d=12, seed=0)
+    page = small_page()
+    page.step(30)
+    assert page.label_space == "whitened"
+    np.testing.assert_array_equal(page.race.y, planted_labels(X, flip=0.05, seed=0)[0])
+    page.label_space = "raw"  # restarts, on linear_classification_labels of the raw rows
+    assert page.t == 0
+    np.testing.assert_array_equal(page.race.y, linear_classification_labels(X, flip=0.05, seed=0)[0])
+    assert page.notes[0].startswith("Labels: y = sign(vᵀx) for a random unit vector v (seed 0)")
+    page.label_space = "whitened"
+    assert "every principal direction of the stream weighs the same" in page.notes[0]
+    assert "of the label's signal (the mean square of the planted wᵀx) lies outside the stream's top 4" in page.notes[0]
+
+
 def test_hot_option_mid_stream_equals_a_learner_changed_by_hand():
     page = small_page()
     page.step(30)
     page.adagrad_eta = 0.3
     page.step(30)
     X = load_stream("low rank + noise", n=200, d=12, seed=0)
-    y, _ = linear_classification_labels(X, flip=0.05, seed=0)
+    y, _ = planted_labels(X, flip=0.05, seed=0)  # the page's default: whitened
     learner = AdaGrad(12, variant="diag", method="cmd", eta=0.1, loss="squared")
     total = sum(learner.learn(x, label) for x, label in zip(X[:30], y[:30]))
     learner = learner.with_params(eta=0.3)
@@ -284,13 +299,13 @@ def test_page_options_go_in_the_url_and_bad_values_are_refused():
     location = Location()
     app.sync_url(location)
     location.update_query(**app.url_query())
-    assert {"son_loss", "slab", "learners", "fast", "label_noise", "eta_schedule", "adagrad_eta",
-            "loss_view", "spectrum_learner"} <= set(app.url_query())
+    assert {"son_loss", "slab", "learners", "fast", "label_noise", "label_space", "eta_schedule",
+            "adagrad_eta", "loss_view", "spectrum_learner"} <= set(app.url_query())
     location.update_query(son_loss="logistic", adagrad_eta=0.2)
     assert app.active.son_loss == "logistic" and app.active.race.learners["ADAGRAD"].eta == 0.2
     page = app.active
     for name, value in (("label_noise", 2.0), ("adagrad_eta", 0.0), ("son_loss", "hinge"), ("slab", 0.0),
-                        ("learners", ["OJA-SON"]), ("spectrum_learner", "FULL-ON")):
+                        ("learners", ["OJA-SON"]), ("spectrum_learner", "FULL-ON"), ("label_space", "pca")):
         with pytest.raises(ValueError):
             setattr(page, name, value)
     messages = apply_query(page, {"label_noise": 3, "son_loss": "squared"})

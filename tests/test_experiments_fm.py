@@ -17,11 +17,12 @@ from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
 from explorer.errors import Diverged
-from explorer.dashboard.pages.fm import race_notes, race_summary
+from explorer.dashboard.pages.fm import race_notes, race_summary, race_watch
 from explorer.experiments.fm import (BINARY, DIVERGED, LEARNERS, MOVIELENS, ORACLE_MAX, SYNTHETIC,
                                      FactorizationRace, binary_stream, make_learners, movielens_stream,
                                      frozen_predictions, grid_walk, online_run, progressive_auc, rmse,
-                                     running_mean, synthetic_stream, task_stream, tune, validation_error)
+                                     running_mean, synthetic_stream, task_stream, tune, validation_error,
+                                     RATING_NOISE, TASTE_RANK)
 from explorer.fm import FTRLFM, OCGFM, SketchedFTRL, progressive, synthetic_ratings
 
 
@@ -170,7 +171,12 @@ def test_metrics():
 def test_the_three_streams():
     X, y, notes = synthetic_stream(500, n_users=10, n_items=12, seed=3)
     assert X.shape == (120, 22) and y.shape == (120,) and "only 120" in notes[0]
-    assert np.array_equal(y, synthetic_ratings(120, n_users=10, n_items=12, seed=3).y)
+    # the page's noise and taste rank (cleaner than synthetic_ratings' own defaults), said in the note
+    assert np.array_equal(y, synthetic_ratings(120, n_users=10, n_items=12, seed=3, noise=RATING_NOISE,
+                                               rank=TASTE_RANK).y)
+    assert f"noise σ = {RATING_NOISE:g}, taste of rank {TASTE_RANK}" in notes[1]
+    y9 = synthetic_stream(120, n_users=10, n_items=12, seed=3, noise=0.9)[1]
+    assert np.array_equal(y9, synthetic_ratings(120, n_users=10, n_items=12, seed=3, noise=0.9, rank=TASTE_RANK).y)
     rows = np.random.default_rng(0).standard_normal((30, 4))
     A, labels, note = binary_stream(rows, seed=1)
     np.testing.assert_allclose(np.linalg.norm(A, axis=1), 1.0)
@@ -315,3 +321,29 @@ def test_tune_works_for_ocg_with_its_radius():
                   n_fit=80, n_valid=20)
     assert result["value"] in result["tried"]
     assert result["run"]["learner"].nuclear_norm() <= result["value"] * (1 + 1e-9)
+
+
+def test_race_watch_says_whether_s_ftrl_beats_the_reference_from_the_recorded_curves():
+    from explorer.run import History
+    data = ratings()
+    race = FactorizationRace(make_learners(data.X.shape[1], m=4, eta=0.1), data.X, data.y)
+    history = History()
+    history.append(t=0.0, **race.measure())
+    assert "whether S-FTRL's progressive RMSE gets better than the running mean rating's" in race_watch(race, history)
+    race.step(3)
+    curves = {"metric_sftrl": [1.0, 0.8, 0.7], "metric_ftrl": [1.1, 0.9, 0.75], "metric_ogd": [1.2, 1.0, 0.9],
+              "reference": [0.9, 0.85, 0.8]}
+    for i, t in enumerate((1, 2, 3)):
+        history.append(t=float(t), **{**race.measure(), **{key: value[i] for key, value in curves.items()}})
+    said = race_watch(race, history)
+    assert "has been better than the running mean rating's since round 2 (0.7 against 0.8)" in said
+    assert said.endswith("Now, best first: S-FTRL (sketch) 0.7, FTRL (full Θ) 0.75, OGD (full Θ) 0.9 (the paper's order).")
+    history.append(t=3.0, **{**race.measure(), "metric_sftrl": 0.85, "metric_ftrl": 0.75, "metric_ogd": 0.9,
+                             "reference": 0.8})
+    said = race_watch(race, history)
+    assert "is not better than the running mean rating's (0.85 against 0.8)" in said
+    users, items = (np.unique(column[:3]).size for column in (data.users, data.items))
+    assert f"({3 / users:.0f} ratings per user and {3 / items:.0f} per item on average so far)" in said
+    assert said.endswith("Now, best first: FTRL (full Θ) 0.75, S-FTRL (sketch) 0.85, OGD (full Θ) 0.9.")
+    race.stopped["sftrl"] = Diverged("wild", row=2, t=3)
+    assert "S-FTRL stopped" in race_watch(race, history)

@@ -12,10 +12,12 @@ import pytest
 
 from explorer.adagrad import AdaGrad
 from explorer.errors import Diverged
-from explorer.dashboard.pages.newton import notes, summary
+from explorer.dashboard.pages.newton import notes, summary, watch
 from explorer.experiments.newton import (
-    KEYS, LEARNERS, ORACLE_MAX_D, SKETCH_OF, NewtonRace, best_fixed_predictor, hindsight, make_learners,
+    KEYS, LEARNERS, ORACLE_MAX_D, SKETCH_OF, NewtonRace, best_fixed_predictor, faint_share, hindsight,
+    lead_since, make_learners, planted_labels,
 )
+from explorer.run import History
 from explorer.losses import get_loss
 from explorer.newton import SketchedOnlineNewton
 from explorer.streams import linear_classification_labels, load_stream
@@ -239,3 +241,68 @@ def test_summary_reads_the_measured_point():
     assert "leader: **" in line and f"RFD-SON α = {race.learners['RFD-SON'].alpha:.3g}" in line
     t, delta = race.last_shrink("RFD-SON")
     assert f"(last shrink at t = {t}, δ = {delta:.3g})" in line
+
+
+# -- the labels the page plants, and what it says about the race ------------------------------
+
+def test_whitened_labels_weigh_every_principal_direction_the_same():
+    X = load_stream("low rank + noise", n=400, d=12, seed=2)
+    y, w = planted_labels(X, flip=0.0, seed=2)
+    # independently: S^{-1/2} from the SVD of X (S = X^T X / n = V diag(s^2 / n) V^T)
+    _, sv, Vt = np.linalg.svd(X, full_matrices=False)
+    _, v = linear_classification_labels(X, flip=0.0, seed=2)  # the same draw of v
+    expected = Vt.T @ ((Vt @ v) * np.sqrt(X.shape[0]) / sv)
+    np.testing.assert_allclose(w, expected, rtol=1e-8, atol=1e-10)
+    margins = X @ w
+    np.testing.assert_array_equal(y[np.abs(margins) > 1e-9], np.sign(margins[np.abs(margins) > 1e-9]))
+    # each principal direction carries (v_j)^2 of the label's mean square: v is a unit vector
+    share = (X @ Vt.T * (Vt @ w)) ** 2
+    np.testing.assert_allclose(share.mean(axis=0), (Vt @ v) ** 2, rtol=1e-8)
+    # the same seed flips the same rows in both spaces
+    flipped = planted_labels(X, flip=0.3, seed=2)[0] != y
+    raw = linear_classification_labels(X, flip=0.3, seed=2)[0] != linear_classification_labels(X, flip=0.0, seed=2)[0]
+    np.testing.assert_array_equal(flipped, raw)
+    with pytest.raises(ValueError, match="space must be one of whitened, raw"):
+        planted_labels(X, space="pca")
+    assert planted_labels(np.zeros((5, 3)), seed=0)[0].shape == (5,)  # no direction at all: identity
+
+
+def test_faint_share_against_a_projection_by_hand():
+    X = load_stream("low rank + noise", n=300, d=10, seed=1)
+    w = np.random.default_rng(0).standard_normal(10)
+    _, _, Vt = np.linalg.svd(X, full_matrices=False)
+    strong = X @ Vt[:3].T @ Vt[:3] @ w
+    assert faint_share(X, w, 3) == pytest.approx(1 - strong @ strong / ((X @ w) @ (X @ w)))
+    assert faint_share(X, w, 10) == pytest.approx(0.0, abs=1e-12) and faint_share(X, np.zeros(10), 3) == 0.0
+
+
+def test_lead_since_is_the_start_of_the_last_run_below():
+    t = [0, 4, 8, 12, 16]
+    assert lead_since(t, [0, 1, 3, 3, 4], [0, 2, 2, 5, 6]) == 12  # below, above at 8, below from 12
+    assert lead_since(t, [0, 1, 1, 1, 1], [0, 2, 2, 2, 2]) == 4  # t = 0 (0 against 0) does not count
+    assert lead_since(t, [0, 1, 1, 1, 2], [0, 2, 2, 2, 2]) is None  # level at the end: not ahead
+    assert lead_since([], [], []) is None
+
+
+def test_watch_says_whether_rfd_son_leads_from_the_recorded_totals():
+    X, y = stream()
+    race = race_of(X, y, names=("RFD-SON", "FD-SON", "ADAGRAD"))
+    history = History()
+    assert watch(race, history).startswith("**What to look for:** whether RFD-SON's total loss falls below")
+    assert "tick RFD-SON" in watch(race_of(X, y, names=("RFD-SON",)), history)
+    history.append(t=0.0, **race.measure())
+    totals = {"loss_rfd": [0, 5, 7, 9], "loss_adagrad": [0, 4, 8, 12], "loss_fd": [0, 6, 8, 8.5]}
+    race.step(3)
+    for i, t in enumerate((1, 2, 3), start=1):
+        history.append(t=float(t), **{**race.measure(), **{key: value[i] for key, value in totals.items()}})
+    said = watch(race, history)
+    assert "RFD-SON leads ADAGRAD since row 2 (average loss 3 against 4)" in said
+    assert "FD-SON is ahead of RFD-SON (average loss 2.83 against RFD-SON's 3)" in said
+    assert "The papers' effect: the sketched second-order learner beats the first-order one." in said
+    history.append(t=3.0, **{**race.measure(), "loss_rfd": 9, "loss_adagrad": 8, "loss_fd": 8.5})
+    said = watch(race, history, faint=0.05, label_space="raw", k=4)
+    assert "ADAGRAD is ahead of RFD-SON" in said and "does not show in this run so far" in said
+    assert "Only 5% of the raw labels' signal lies outside the stream's top 4 directions" in said
+    assert "Only" not in watch(race, history, faint=0.05, label_space="whitened", k=4)
+    race.stopped["RFD-SON"] = Diverged("overflow", t=2)
+    assert watch(race, history) == "**What to look for:** RFD-SON left the race (the notes above say when and why)."

@@ -10,6 +10,11 @@ Luo et al. JMLR 2019; ADAGRAD: Duchi et al. 2011, the papers' first-order baseli
 - :func:`best_fixed_predictor` and :func:`hindsight`: the comparator ``w*``, the best fixed
   linear predictor in hindsight (predictions clipped to [-C, C] like the learners'), and
   the majority class;
+- :func:`planted_labels`: the labels ``sign(w^T x)`` of the page, ``w`` a random direction
+  of the raw rows or of the whitened ones (every principal direction weighing the same in
+  the label, the faint ones too: the ill-conditioned problem where a curvature estimate
+  pays), and :func:`faint_share`, the part of the label's signal outside the top directions;
+- :func:`lead_since`: from which recorded round on one learner's total loss stays below another's;
 - :class:`NewtonRace`: an :class:`explorer.race.Race` of those learners that also counts
   each learner's correct signs (online accuracy), keeps for each sketched learner the exact
   matrix it sketches, :math:`\sum_s (\mu + \eta_s) g_s g_s^T`, built from its step records
@@ -43,9 +48,11 @@ from ..losses import get_loss
 from ..newton import SketchedOnlineNewton
 from .._validation import check_int
 from ..race import Race
+from ..streams import linear_classification_labels
 
-__all__ = ["LEARNERS", "SKETCHED", "SKETCH_OF", "KEYS", "ORACLE_MAX_D", "Hindsight", "NewtonRace",
-           "best_fixed_predictor", "hindsight", "make_learners"]
+__all__ = ["LEARNERS", "SKETCHED", "SKETCH_OF", "KEYS", "ORACLE_MAX_D", "LABEL_SPACES", "Hindsight",
+           "NewtonRace", "best_fixed_predictor", "faint_share", "hindsight", "lead_since", "make_learners",
+           "planted_labels"]
 
 LEARNERS = ("RFD-SON", "FD-SON", "RP-SON", "FULL-ON", "ADAGRAD")
 """The learners that race, in legend order."""
@@ -57,6 +64,92 @@ KEYS = {"RFD-SON": "rfd", "FD-SON": "fd", "RP-SON": "rp", "FULL-ON": "full", "AD
 """The short name of each learner in the measured columns (``regret_rfd``, ``kappa_full``...)."""
 ORACLE_MAX_D = 100
 """Above this d the exact curvature (a d x d running sum per sketched learner) is not kept."""
+
+
+LABEL_SPACES = ("whitened", "raw")
+"""Where :func:`planted_labels` draws its random direction: the whitened rows or the raw ones."""
+WHITENING_FLOOR = 1e-3
+"""Eigenvalues of the rows' second moment below this fraction of the largest are raised to it
+before whitening (a direction the rows never use gets a bounded weight)."""
+
+
+def planted_labels(X: np.ndarray, *, flip: float = 0.05, seed: int | None = 0,
+                   space: str = "whitened") -> tuple[np.ndarray, np.ndarray]:
+    r"""Labels ``y = sign(w^T x)`` in {-1, +1}, each flipped with probability ``flip``, and ``w``.
+
+    ``space="raw"``: ``w = v``, a random unit vector (:func:`explorer.streams.linear_classification_labels`
+    on ``X``); most of ``w^T x`` then rides on the rows' strong directions. ``"whitened"``:
+    the same draw on the whitened rows, :math:`w = S^{-1/2} v` with :math:`S = X^T X / n`
+    (eigenvalues floored at :data:`WHITENING_FLOOR` times the largest), so that every
+    principal direction of the rows weighs the same in the label, the faint ones too: an
+    ill-conditioned problem, where a Newton step (which scales each direction by its
+    curvature) learns the faint directions as fast as the strong ones and a first-order
+    step does not (Luo et al. 2017, section 5: gisette, sido0). The same ``seed`` flips the
+    same rows in both spaces.
+
+    >>> from explorer.streams import low_rank_plus_noise
+    >>> X = low_rank_plus_noise(500, 20, seed=0)
+    >>> y, w = planted_labels(X, flip=0.0, seed=0)
+    >>> bool(np.mean(y == np.where(X @ w >= 0, 1.0, -1.0)) > 0.99)
+    True
+    >>> raw = planted_labels(X, flip=0.0, seed=0, space="raw")[1]
+    >>> bool(faint_share(X, w, 5) > 0.3 > faint_share(X, raw, 5))  # 5: the stream's rank
+    True
+    """
+    if space not in LABEL_SPACES:
+        raise ValueError(f"space must be one of {', '.join(LABEL_SPACES)}, got {space!r}")
+    X = np.asarray(X, dtype=float)
+    if space == "raw":
+        return linear_classification_labels(X, flip=flip, seed=seed)
+    whitening = _whitening(X)
+    y, v = linear_classification_labels(X @ whitening, flip=flip, seed=seed)
+    return y, whitening @ v
+
+
+def _whitening(X: np.ndarray) -> np.ndarray:
+    """``S^{-1/2}`` of the rows' second moment ``S = X^T X / n`` (floored), identity for zero rows."""
+    lam, V = np.linalg.eigh(X.T @ X / max(X.shape[0], 1))
+    top = float(lam.max()) if lam.size else 0.0
+    if not top > 0:
+        return np.eye(X.shape[1])
+    return (V / np.sqrt(np.maximum(lam, WHITENING_FLOOR * top))) @ V.T
+
+
+def faint_share(X: np.ndarray, w: np.ndarray, k: int) -> float:
+    """The part of the label's signal ``w^T x`` (its second moment over the rows) that lies
+    outside the rows' top ``k`` principal directions: near 0 when the label rides on the
+    strong directions, near ``1 - k/d`` for :func:`planted_labels`' whitened labels.
+
+    >>> X = np.diag([3.0, 2.0, 1.0])
+    >>> faint_share(X, np.array([1.0, 0.0, 1.0]), 1), faint_share(X, np.array([1.0, 0.0, 0.0]), 1)
+    (0.1, 0.0)
+    """
+    X = np.asarray(X, dtype=float)
+    signal = X @ w
+    total = float(signal @ signal)
+    if not total > 0:
+        return 0.0
+    _, _, Vt = np.linalg.svd(X, full_matrices=False)
+    strong = X @ (Vt[:k].T @ (Vt[:k] @ w))
+    return float(np.clip(1.0 - (strong @ strong) / total, 0.0, 1.0))
+
+
+def lead_since(t, ours, theirs) -> int | None:
+    """The first recorded round ``t[i] > 0`` from which ``ours`` (a learner's total loss at
+    each recorded round) stays strictly below ``theirs`` up to the last record; None if it
+    is not below at the last one.
+
+    >>> lead_since([0, 4, 8, 12], [0, 3, 5, 6], [0, 2, 6, 9])
+    8
+    >>> lead_since([0, 4], [0, 3], [0, 2]) is None
+    True
+    """
+    t, ours, theirs = (np.asarray(a, dtype=float) for a in (t, ours, theirs))
+    below = (ours < theirs) & (t > 0)
+    if below.size == 0 or not below[-1]:
+        return None
+    behind = np.flatnonzero(~below)
+    return int(t[behind[-1] + 1] if behind.size else t[0])
 
 
 def best_fixed_predictor(X: np.ndarray, y: np.ndarray, loss: str, ridge: float = 1e-6) -> np.ndarray:

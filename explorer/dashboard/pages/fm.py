@@ -9,7 +9,9 @@ the streams :func:`~explorer.experiments.fm.task_stream`; what the page says abo
 
 - the progressive RMSE (ratings: squared loss ``(z - b)^2 / 2``) or the progressive AUC
   (binary labels, logistic loss) of each learner over the rounds so far, predicted
-  before learning, with a reference: the running mean rating, or chance (AUC 0.5);
+  before learning, with a reference: the running mean rating, or chance (AUC 0.5), and
+  :func:`race_watch` says, from the recorded curves, whether and since which round S-FTRL
+  beats that reference and how it ranks against FTRL and OGD (the paper's Table 2);
 - S-FTRL's sign balance: the share of rounds, and of gradient mass ``|q| ||a_hat||^2``,
   that went to ``B+`` and to ``B-``, with each round's ``q`` as S-FTRL computed it;
 - the amortized wall time per round of each learner (its progressive loop, total over
@@ -22,7 +24,9 @@ sketch, ``H+^T H+ = sum_{q>0} |q| a_hat a_hat^T`` (and ``H-``), kept while
 
 Streams. The ratings tasks use a stream of their own, because an FM on ratings needs
 one-hot ``[e_user; e_item]`` rows: :func:`explorer.fm.synthetic_ratings` (seeded by the
-shared seed, n rows) or the first n ratings of MovieLens-100K in time order. The binary
+shared seed, n rows, the page's rating noise ``fm_noise`` and a taste of rank
+:data:`~explorer.experiments.fm.TASTE_RANK`: cleaner than MovieLens, so that a short
+stream teaches the biases) or the first n ratings of MovieLens-100K in time order. The binary
 task uses the shared stream X (data set, n, d, seed), rows scaled to unit norm, labels
 :func:`explorer.streams.linear_classification_labels` of X (same seed).
 
@@ -40,13 +44,16 @@ import panel as pn
 import param
 
 from ...experiments.fm import (BINARY, DIVERGED, LEARNER_NAMES, LEARNERS, MOVIELENS, ORACLE_MAX,
-                                SYNTHETIC, TASKS, FactorizationRace, make_learners, task_stream)
+                                RATING_NOISE, SYNTHETIC, TASKS, FactorizationRace, make_learners,
+                                task_stream)
+from ...experiments.newton import lead_since
 from ..controls import bind, grid_options
 from ..live import LivePlot, explanation, finite, help_text, labelled, plot_cell, plot_grid, row, switch
 from ..page import Page
 from . import fm_figures as figures
 
-__all__ = ["FactorizationPage", "TASKS", "SYNTHETIC", "MOVIELENS", "BINARY", "race_notes", "race_summary"]
+__all__ = ["FactorizationPage", "TASKS", "SYNTHETIC", "MOVIELENS", "BINARY", "race_notes", "race_summary",
+           "race_watch"]
 
 OGD_ETAS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 DEFAULT_ETA = 0.1
@@ -89,7 +96,7 @@ class FactorizationPage(Page):
              "**η** (the FTRL step size), and compare with full-matrix FTRL and OGD.")
     uses = ("dataset", "n", "d", "seed", "m", "eta")  # the union; each instance narrows it per task
     hot = ("eta",)
-    restart = ("fm_task", "fm_users", "fm_items", "fm_variant")
+    restart = ("fm_task", "fm_users", "fm_items", "fm_noise", "fm_variant")
     hot_options = ("ogd_eta",)
 
     fm_task = param.Selector(default=SYNTHETIC, objects=list(TASKS), doc=(
@@ -97,6 +104,8 @@ class FactorizationPage(Page):
         "or binary labels (AUC) on the shared stream. Restarts."))
     fm_users = param.Integer(default=30, bounds=(2, 300), doc="Users of the synthetic ratings. Restarts.")
     fm_items = param.Integer(default=40, bounds=(2, 300), doc="Items of the synthetic ratings. Restarts.")
+    fm_noise = param.Number(default=RATING_NOISE, bounds=(0.0, 2.0), step=0.1, doc=(
+        "Noise σ of the synthetic ratings (before rounding to 1-5 stars). Restarts."))
     fm_variant = param.Selector(default="fast", objects=["fast", "exact"], doc=(
         "S-FTRL's sketch: fast (Algorithm 5, 2m-row buffers) or exact (Algorithm 4). Restarts."))
     ogd_eta = param.Number(default=0.5, bounds=(1e-4, 100.0), doc=(
@@ -113,7 +122,7 @@ class FactorizationPage(Page):
         ratings in ``_y``); the settings the task reads follow."""
         X, self._y, notes, reads = task_stream(self.fm_task, self.settings.n, seed=self.settings.seed,
                                                n_users=self.fm_users, n_items=self.fm_items,
-                                               shared=self.settings.stream)
+                                               shared=self.settings.stream, noise=self.fm_noise)
         self.set_uses((*reads, "m", "eta"))
         return X, notes
 
@@ -183,6 +192,10 @@ class FactorizationPage(Page):
             sliders[name] = bind(pn.widgets.IntSlider(label=label, start=bounds[0], end=bounds[1],
                                                       value=getattr(self, name), width=150),
                                  self, name, throttled=True)
+        bounds = self.param.fm_noise.bounds
+        sliders["fm_noise"] = bind(pn.widgets.FloatSlider(label="rating noise σ ↻", start=bounds[0],
+                                                          end=bounds[1], step=0.1, value=self.fm_noise,
+                                                          width=150), self, "fm_noise", throttled=True)
         variant = pn.widgets.RadioButtonGroup.from_param(self.param.fm_variant,
                                                          width=130, align="end")
 
@@ -219,7 +232,8 @@ class FactorizationPage(Page):
                                    for key in LEARNERS})
         self.plots["spectra"].update(*figures.spectra_update(self.race.spectra(self.settings.m),
                                                              log=self.fm_log_spectra))
-        self.summary.object = race_summary(self.race, self.history.last())
+        self.summary.object = (race_summary(self.race, self.history.last()) + "\n\n"
+                               + race_watch(self.race, self.history))
 
 
 # -- what the page says (the notes under its title, the summary line) ---------------------------
@@ -271,3 +285,53 @@ def race_summary(race, point: Mapping[str, float]) -> str:
 
 def _number(value: float) -> str:
     return f"{value:.4g}" if np.isfinite(value) else "–"
+
+
+def race_watch(race, history) -> str:
+    """What to look for, from the recorded curves in ``history`` (the page's): whether and
+    since which recorded round S-FTRL's progressive error beats the reference (the running
+    mean rating, or chance) (:func:`~explorer.experiments.newton.lead_since`), and how the
+    three learners rank now (the paper's Table 2 has S-FTRL first, then FTRL, then OGD)."""
+    head = "**What to look for:** "
+    what, ref = ("RMSE", "the running mean rating's") if race.ratings else ("AUC", "chance's (0.5)")
+    if race.t == 0:
+        return (head + f"whether S-FTRL's progressive {what} gets better than {ref} (dashed), "
+                "from which round on, and whether S-FTRL stays ahead of full FTRL and OGD, as "
+                "in the paper's Table 2. Press Step or Play.")
+    if "sftrl" in race.stopped:
+        return head + "S-FTRL stopped (the notes above say when): choose a smaller η and press Reset."
+    sign = 1.0 if race.ratings else -1.0  # lower RMSE is better, higher AUC
+    t, ours, theirs = history["t"], sign * history["metric_sftrl"], sign * history["reference"]
+    since = lead_since(t, ours, theirs)
+    mine, other = f"{sign * ours[-1]:.3g}", f"{sign * theirs[-1]:.3g}"
+    if since is not None:
+        text = (f"S-FTRL's progressive {what} has been better than {ref} since round {since} "
+                f"({mine} against {other}): "
+                + ("it learned more than the average rating." if race.ratings else
+                   "it ranks the labels better than a coin."))
+    else:
+        text = (f"S-FTRL's progressive {what} is not better than {ref} ({mine} against {other}): "
+                "it does not beat the reference in this run so far.")
+        if race.ratings:
+            text += (" Every learner starts at Θ = 0, predicting 0 stars, and its first rounds "
+                     "stay in the progressive RMSE; it overtakes the mean only once what it "
+                     f"learned of each user and item makes up for them ({_per_key(race)} so far).")
+    alive = {key: sign * history[f"metric_{key}"][-1] for key in LEARNERS if key not in race.stopped}
+    alive = {key: value for key, value in alive.items() if np.isfinite(value)}
+    if len(alive) > 1:
+        order = sorted(alive, key=alive.get)
+        ranking = ", ".join(f"{LEARNER_NAMES[key]} {sign * alive[key]:.3g}" for key in order)
+        text += (f" Now, best first: {ranking}"
+                 + (" (the paper's order)." if order == [k for k in LEARNERS if k in alive] else "."))
+    return head + text
+
+
+def _per_key(race) -> str:
+    """Ratings per user and per item so far (one-hot rows: two non-zeros each)."""
+    import scipy.sparse
+
+    if not scipy.sparse.issparse(race.X) or race.t == 0:
+        return f"{race.t} ratings"
+    columns = race.X[:race.t].indices.reshape(-1, 2)
+    users, items = (np.unique(columns[:, j]).size for j in (0, 1))
+    return (f"{race.t / users:.0f} ratings per user and {race.t / items:.0f} per item on average")

@@ -12,15 +12,20 @@ This module is the view: the race, its comparator ``w*`` (the best fixed linear 
 in hindsight), the online accuracy, the condition numbers, alpha and the exact spectra are
 :class:`explorer.experiments.newton.NewtonRace`, which the page steps, measures (one
 history point per step) and snapshots for Back; what the page says about it is
-:func:`notes` and :func:`summary`, here. The labels are ``sign(w_*^T x)`` for a
-random unit ``w_*`` drawn from the seed, each flipped with probability ``label_noise``
-(:func:`explorer.streams.linear_classification_labels`), so a link reproduces them.
+:func:`notes`, :func:`summary` and :func:`watch`, here. The labels are ``sign(w^T x)``,
+each flipped with probability ``label_noise``, for a direction ``w`` drawn from the seed
+(:func:`~explorer.experiments.newton.planted_labels`), so a link reproduces them: by
+default (``label_space="whitened"``) a random direction of the whitened rows, so that the
+faint directions of the stream weigh as much in the label as the strong ones, the
+ill-conditioned problem of the papers' data sets where curvature pays; ``"raw"``, a random
+unit vector, lets the label ride on the strong directions. :func:`watch` says, from the
+recorded totals, whether and since which row RFD-SON leads ADAGRAD and FD-SON.
 
 Shared settings: the stream, seed, m, alpha0 and eta. eta (the extra curvature weight
 :math:`\mu + \eta`) and alpha0 are hot: each learner continues through its
 ``with_params`` (for FULL-ON, :math:`H^{-1}` is re-inverted with the new alpha0 in O(d^3)).
-Page options: ``son_loss`` (the loss), ``slab`` (C), ``learners``, ``fast`` and
-``label_noise`` restart the race; ``eta_schedule`` and ``adagrad_eta`` are hot;
+Page options: ``son_loss`` (the loss), ``slab`` (C), ``learners``, ``fast``,
+``label_noise`` and ``label_space`` restart the race; ``eta_schedule`` and ``adagrad_eta`` are hot;
 ``loss_view`` and ``spectrum_learner`` only change what is drawn.
 """
 
@@ -32,8 +37,9 @@ import numpy as np
 import panel as pn
 import param
 
-from ...experiments.newton import KEYS, LEARNERS, ORACLE_MAX_D, SKETCHED, NewtonRace, make_learners
-from ...streams import binary_labels, linear_classification_labels
+from ...experiments.newton import (KEYS, LABEL_SPACES, LEARNERS, ORACLE_MAX_D, SKETCHED, NewtonRace,
+                                   faint_share, lead_since, make_learners, planted_labels)
+from ...streams import binary_labels
 from ..controls import log_values
 from ..live import LivePlot, finite, help_text, labelled, plot_cell, plot_grid, row, switch
 from ...plots import METHOD_COLORS
@@ -41,7 +47,7 @@ from ..page import Page
 from . import newton_figures as figures
 from .newton_figures import ALPHA0_LINE, MAJORITY, STAR
 
-__all__ = ["NewtonPage", "notes", "summary"]
+__all__ = ["NewtonPage", "notes", "summary", "watch"]
 
 TITLES = {"loss": "Regret against the best fixed predictor", "accuracy": "Online accuracy",
           "condition": "Condition number of each preconditioner H",
@@ -71,10 +77,14 @@ class NewtonPage(Page):
     title = "Sketched online Newton"
     intro = ("Sketched Newton learners race on one labelled stream: watch regret, accuracy and "
              "the conditioning of each preconditioner as **m**, **α₀** and **η** (here SON's "
-             "curvature weight) change.")
+             "curvature weight) change. A Newton step scales each direction by its curvature, "
+             "so it learns the stream's faint directions as fast as its strong ones, where a "
+             "first-order step (ADAGRAD) crawls: it pays when the labels lean on the faint "
+             "directions (labels 'whitened'). RFD-SON's α gives every direction outside its "
+             "sketch a curvature that grows with the stream; FD-SON's stays α₀.")
     uses = ("dataset", "n", "d", "seed", "m", "alpha0", "eta")
     hot = ("alpha0", "eta")
-    restart = ("son_loss", "slab", "learners", "fast", "label_noise")
+    restart = ("son_loss", "slab", "learners", "fast", "label_noise", "label_space")
     hot_options = ("eta_schedule", "adagrad_eta")
 
     son_loss = param.Selector(default="squared", objects=["squared", "logistic"],
@@ -89,6 +99,9 @@ class NewtonPage(Page):
                                            "(restarts).")
     label_noise = param.Number(default=0.05, bounds=(0.0, 0.45), step=0.01,
                                doc="Probability that a label is flipped (restarts).")
+    label_space = param.Selector(default="whitened", objects=list(LABEL_SPACES), doc=(
+        "Where the labels' random direction is drawn: in the whitened rows (every direction of "
+        "the stream weighs the same, the faint ones too) or the raw ones (restarts)."))
     eta_schedule = param.Selector(default="constant", objects=["constant", "inverse_t"],
                                   doc="η constant or η/t, the papers' O(1/t) option (hot).")
     adagrad_eta = param.Number(default=0.1, bounds=(1e-4, 10.0), step=0.05,
@@ -102,8 +115,10 @@ class NewtonPage(Page):
     def _build(self, X: np.ndarray) -> None:
         s = self.settings
         labels = s.labels()  # an upload's own labels, else planted ones
+        self._faint = None
         if labels is None:
-            y, _ = linear_classification_labels(X, flip=self.label_noise, seed=s.seed)
+            y, w = planted_labels(X, flip=self.label_noise, seed=s.seed, space=self.label_space)
+            self._faint = faint_share(X, w, min(s.m, X.shape[1]))
         else:
             y, _ = binary_labels(labels)
         learners = make_learners(self.learners, X.shape[1], m=s.m, alpha0=s.alpha0, eta=s.eta,
@@ -146,7 +161,8 @@ class NewtonPage(Page):
             f"the uploaded file's ({binary_labels(labels)[1]}; label noise does not apply)")
         return notes(self.race, selected=self.learners, d=self._X.shape[1], m=s.m, alpha0=s.alpha0,
                      seed=s.seed, label_noise=self.label_noise, C=self.slab, loss=self.son_loss,
-                     adagrad_eta=self.adagrad_eta, labels=uploaded)
+                     adagrad_eta=self.adagrad_eta, labels=uploaded, label_space=self.label_space,
+                     faint=self._faint)
 
     def _measure(self) -> dict[str, float]:
         # alpha0 too: a change mid-stream is drawn as a step where it happened
@@ -176,6 +192,7 @@ class NewtonPage(Page):
             labelled("learners ↻", pn.widgets.CheckButtonGroup.from_param(p.learners)),
             switch(p.fast, "fast sketches ↻", align="end"),
             pn.widgets.FloatSlider.from_param(p.label_noise, name="label noise ↻", width=150),
+            labelled("labels ↻", pn.widgets.RadioButtonGroup.from_param(p.label_space, width=170)),
             labelled("η schedule ⚡", pn.widgets.RadioButtonGroup.from_param(p.eta_schedule, width=170)),
             pn.widgets.FloatInput.from_param(p.adagrad_eta, name="ADAGRAD η (step size) ⚡", width=150))
         legend = help_text("Options of this page: ⚡ applies mid-stream, ↻ restarts the "
@@ -235,19 +252,31 @@ class NewtonPage(Page):
 
     def _summary(self) -> str:
         """The latest step's record as one line of text."""
-        return summary(self.race, self.history.last(), self.n_rows)
+        return (summary(self.race, self.history.last(), self.n_rows) + "\n\n"
+                + watch(self.race, self.history, faint=self._faint, label_space=self.label_space,
+                        k=min(self.settings.m, self._X.shape[1])))
 
 
 # -- what the page says (the notes under its title, the summary line) ---------------------------
 def notes(race: NewtonRace, *, selected, d: int, m: int, alpha0: float, seed: int, label_noise: float,
-          C: float, loss: str, adagrad_eta: float, labels: str | None = None) -> list[str]:
+          C: float, loss: str, adagrad_eta: float, labels: str | None = None,
+          label_space: str = "raw", faint: float | None = None) -> list[str]:
     """The notes under the page's title for ``race`` on these settings (``selected``: the
     ticked learners, FULL-ON among them even when ``alpha0 = 0`` keeps it out of the race):
-    the labels (``labels`` says where they came from when not planted from ``seed``) and
-    slab, then each caveat that applies (logistic ADAGRAD leaving the slab, no learner,
-    ``m >= d``, ``alpha0 = 0``, no exact spectrum, a learner that diverged)."""
-    planted = (f"y = sign(vᵀx) for a random unit vector v (seed {seed}), "
-               f"{100 * label_noise:g}% of them flipped")
+    the labels (``labels`` says where they came from when not planted from ``seed`` in
+    ``label_space``; ``faint``: :func:`~explorer.experiments.newton.faint_share` of their
+    direction, top ``m``) and slab, then each caveat that applies (logistic ADAGRAD leaving
+    the slab, no learner, ``m >= d``, ``alpha0 = 0``, no exact spectrum, a learner that diverged)."""
+    if label_space == "whitened":
+        planted = (f"y = sign(vᵀS^−½x) for a random unit vector v (seed {seed}), S = XᵀX/n the "
+                   f"rows' second moment: every principal direction of the stream weighs the same "
+                   f"in the label, the faint ones too; {100 * label_noise:g}% of them flipped")
+    else:
+        planted = (f"y = sign(vᵀx) for a random unit vector v (seed {seed}), "
+                   f"{100 * label_noise:g}% of them flipped")
+    if labels is None and faint is not None:
+        planted += (f". {100 * faint:.0f}% of the label's signal (the mean square of the "
+                    f"planted wᵀx) lies outside the stream's top {min(m, d)} principal directions")
     out = [(f"Labels: {labels or planted}. The learners play "
             f"clip(wᵀx, −{C:g}, {C:g}); "
             f"ADAGRAD uses its own step size η = {adagrad_eta:g} (the shared η is "
@@ -257,6 +286,7 @@ def notes(race: NewtonRace, *, selected, d: int, m: int, alpha0: float, seed: in
                    f"(loss ≥ log(1 + e^−{C:g}) ≈ {np.log1p(np.exp(-C)):.2g} "
                    f"a row), as w* does here; ADAGRAD is not confined, so its regret can go "
                    f"below 0.")
+
     if not race.learners:
         out.append("No learner is selected: tick at least one above the plots.")
     if m >= d:
@@ -298,3 +328,45 @@ def summary(race: NewtonRace, point: Mapping[str, float], n_rows: int) -> str:
                   + (f" (last shrink at t = {last[0]}, δ = {last[1]:.3g})" if last
                      else " (no shrink yet)"))
     return "**Latest:** average loss (accuracy): " + ", ".join(parts) + best + shrink
+
+
+def watch(race: NewtonRace, history, *, faint: float | None = None, label_space: str = "raw",
+          k: int = 10) -> str:
+    """What to look for, from the recorded totals in ``history`` (the page's, one point per
+    grid row): whether RFD-SON's total loss is below ADAGRAD's and FD-SON's, since which
+    recorded row (:func:`~explorer.experiments.newton.lead_since`), and when RFD-SON is not
+    ahead of ADAGRAD, that the papers' effect does not show in this run (with ``faint``, the
+    planted labels' share outside the top ``k`` directions, when raw labels leave it small)."""
+    racing, diverged = race.learners, race.diverged
+    head = "**What to look for:** "
+    if "RFD-SON" not in racing or not {"ADAGRAD", "FD-SON"} & set(racing):
+        return head + "tick RFD-SON and ADAGRAD or FD-SON to race them."
+    if "RFD-SON" in diverged:
+        return head + "RFD-SON left the race (the notes above say when and why)."
+    if race.t == 0:
+        return (head + "whether RFD-SON's total loss falls below ADAGRAD's and FD-SON's, and "
+                "from which row on. Press Step or Play.")
+    t, ours, parts = history["t"], history["loss_rfd"], []
+    ahead_of_adagrad = None
+    for rival in ("ADAGRAD", "FD-SON"):
+        if rival not in racing or rival in diverged:
+            continue
+        theirs = history[f"loss_{KEYS[rival]}"]
+        since = lead_since(t, ours, theirs)
+        mine, other = f"{ours[-1] / race.t:.3g}", f"{theirs[-1] / race.t:.3g}"
+        parts.append(f"RFD-SON leads {rival} since row {since} (average loss {mine} against {other})"
+                     if since is not None else
+                     f"{rival} is ahead of RFD-SON (average loss {other} against RFD-SON's {mine})")
+        if rival == "ADAGRAD":
+            ahead_of_adagrad = since is not None
+    text = head + "; ".join(parts) + "."
+    if ahead_of_adagrad:
+        text += " The papers' effect: the sketched second-order learner beats the first-order one."
+    elif ahead_of_adagrad is False:
+        text += (" The papers' effect (the sketched second-order learner ahead of the first-order "
+                 "one) does not show in this run so far.")
+        if label_space == "raw" and faint is not None and faint < 0.5:
+            text += (f" Only {100 * faint:.0f}% of the raw labels' signal lies outside the "
+                     f"stream's top {k} directions, which a first-order step finds as well: "
+                     "try labels 'whitened'.")
+    return text

@@ -37,10 +37,10 @@ from .lineup import DIVERGED, LEARNER_NAMES, LEARNERS, ORACLE_MAX, make_learners
 from .metrics import progressive_auc, rmse, running_mean
 from .protocol import frozen_predictions, grid_walk, online_run, tune, validation_error
 from .race import FactorizationRace
-from .tasks import (BINARY, MOVIELENS, SYNTHETIC, TASKS, binary_stream, movielens_by_time,
+from .tasks import (BINARY, MOVIELENS, RATING_NOISE, SYNTHETIC, TASKS, TASTE_RANK, binary_stream, movielens_by_time,
                     movielens_stream, synthetic_stream, task_stream)
 
 __all__ = ["LEARNERS", "LEARNER_NAMES", "ORACLE_MAX", "DIVERGED", "SYNTHETIC", "MOVIELENS", "BINARY",
-           "TASKS", "FactorizationRace", "make_learners", "progressive_auc", "rmse", "running_mean",
+           "TASKS", "RATING_NOISE", "TASTE_RANK", "FactorizationRace", "make_learners", "progressive_auc", "rmse", "running_mean",
            "task_stream", "synthetic_stream", "movielens_stream", "binary_stream", "movielens_by_time",
            "online_run", "frozen_predictions", "grid_walk", "tune", "validation_error"]

@@ -15,19 +15,26 @@ import numpy as np
 from ...fm import Ratings, movielens_100k, one_hot, synthetic_ratings
 from ...streams import linear_classification_labels
 
-__all__ = ["SYNTHETIC", "MOVIELENS", "BINARY", "TASKS", "task_stream", "movielens_by_time",
-           "synthetic_stream", "movielens_stream", "binary_stream"]
+__all__ = ["SYNTHETIC", "MOVIELENS", "BINARY", "TASKS", "RATING_NOISE", "TASTE_RANK", "task_stream",
+           "movielens_by_time", "synthetic_stream", "movielens_stream", "binary_stream"]
 
 SYNTHETIC, MOVIELENS, BINARY = "ratings: synthetic", "ratings: MovieLens-100K", "binary: shared stream"
 TASKS = (SYNTHETIC, MOVIELENS, BINARY)
 """The tasks of :func:`task_stream`: seeded synthetic ratings, MovieLens-100K's, or binary labels."""
+RATING_NOISE = 0.3
+"""The synthetic ratings' noise (:func:`explorer.fm.synthetic_ratings`'s ``noise``, 0.9 there):
+lower than MovieLens', so that the users' and items' biases stand out of the noise within a
+stream of a few thousand ratings."""
+TASTE_RANK = 1
+"""The rank of the synthetic ratings' taste ``p_u^T q_i`` (4 in :func:`explorer.fm.synthetic_ratings`):
+the taste of a pair never rated before cannot be learnt from one-hot rows, so it acts as noise."""
 
 
 def task_stream(task: str, n: int, *, seed: int, n_users: int, n_items: int,
                 shared: Callable[[], tuple] | None = None,
-                movielens: Callable[[], Ratings] | None = None):
+                movielens: Callable[[], Ratings] | None = None, noise: float = RATING_NOISE):
     """``(X, y, notes, reads)`` of one of :data:`TASKS`, ``reads`` the stream settings it
-    depends on: :func:`synthetic_stream` (``n``, ``seed``), :func:`movielens_stream` of
+    depends on: :func:`synthetic_stream` (``n``, ``seed``; rating ``noise``), :func:`movielens_stream` of
     ``movielens()`` (default :func:`movielens_by_time`; ``n`` only; when it is not available,
     the synthetic ratings with a note why), or :func:`binary_stream` of ``shared()``'s
     ``(X, notes)`` (the shared stream: ``dataset``, ``n``, ``d``, ``seed``)."""
@@ -47,7 +54,7 @@ def task_stream(task: str, n: int, *, seed: int, n_users: int, n_items: int,
         except (ModuleNotFoundError, FileNotFoundError) as error:
             notes.append(f"MovieLens-100K is not available ({error}); streaming the synthetic "
                          "ratings instead.")
-    X, y, more = synthetic_stream(n, n_users=n_users, n_items=n_items, seed=seed)
+    X, y, more = synthetic_stream(n, n_users=n_users, n_items=n_items, seed=seed, noise=noise)
     return X, y, [*notes, *more], ("n", "seed")
 
 
@@ -57,19 +64,21 @@ def movielens_by_time() -> Ratings:
     return movielens_100k(order="time")
 
 
-def synthetic_stream(n: int, *, n_users: int, n_items: int, seed: int):
+def synthetic_stream(n: int, *, n_users: int, n_items: int, seed: int, noise: float = RATING_NOISE):
     """``(X, y, notes)``: ``n`` seeded MovieLens-shaped ratings as one-hot rows
-    ``[e_user; e_item]`` (:func:`explorer.fm.synthetic_ratings`), at most one per (user, item)
-    pair (``n`` is capped at ``n_users * n_items``, and a note says so)."""
+    ``[e_user; e_item]`` (:func:`explorer.fm.synthetic_ratings` with this ``noise`` and
+    :data:`TASTE_RANK`), at most one per (user, item) pair (``n`` is capped at
+    ``n_users * n_items``, and a note says so)."""
     notes = []
     pairs = n_users * n_items
     if n > pairs:
         notes.append(f"{n_users} users × {n_items} items give only {pairs} "
                      f"(user, item) pairs, each rated once: streaming {pairs} rows (n = {n} asked).")
         n = pairs
-    data = synthetic_ratings(n, n_users=n_users, n_items=n_items, seed=seed)
+    data = synthetic_ratings(n, n_users=n_users, n_items=n_items, seed=seed, noise=noise, rank=TASTE_RANK)
     notes.append(f"Ratings task: this page streams its own seeded MovieLens-shaped ratings "
-                 f"(synthetic_ratings, seed {seed}): one-hot rows [e_user; e_item], "
+                 f"(synthetic_ratings, seed {seed}, noise σ = {noise:g}, taste of rank "
+                 f"{TASTE_RANK}): one-hot rows [e_user; e_item], "
                  f"d = {n_users} + {n_items} = {data.X.shape[1]}. The shared "
                  "data set and d apply to the binary task only.")
     return data.X, data.y, notes
