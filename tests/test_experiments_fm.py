@@ -343,7 +343,7 @@ def test_race_watch_says_whether_s_ftrl_beats_the_reference_from_the_recorded_cu
     said = race_watch(race, history)
     assert "is not better than the running mean rating's (0.85 against 0.8)" in said
     users, items = (np.unique(column[:3]).size for column in (data.users, data.items))
-    assert f"({3 / users:.0f} ratings per user and {3 / items:.0f} per item on average so far)" in said
+    assert f"(3 ratings, {3 / users:.1f} per user and {3 / items:.1f} per item on average so far)" in said
     assert said.endswith("Now, best first: FTRL (full Θ) 0.75, S-FTRL (sketch) 0.85, OGD (full Θ) 0.9.")
     race.stopped["sftrl"] = Diverged("wild", row=2, t=3)
     assert "S-FTRL stopped" in race_watch(race, history)

@@ -331,7 +331,8 @@ def _per_key(race) -> str:
     import scipy.sparse
 
     if not scipy.sparse.issparse(race.X) or race.t == 0:
-        return f"{race.t} ratings"
+        return f"{race.t} rows"
     columns = race.X[:race.t].indices.reshape(-1, 2)
     users, items = (np.unique(columns[:, j]).size for j in (0, 1))
-    return (f"{race.t / users:.0f} ratings per user and {race.t / items:.0f} per item on average")
+    return (f"{race.t} ratings, {race.t / users:.1f} per user and {race.t / items:.1f} per item "
+            "on average")
