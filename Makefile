@@ -2,6 +2,7 @@
 #
 #   make serve   serve the dashboard (the main job): http://127.0.0.1:5006/
 #   make lab     open the lesson notebooks in JupyterLab
+#   make site    build the lessons as a static JupyterLite site in site/ (needs npm; README.md)
 #   make test    run the whole test suite (doctests, unit/property tests, notebooks, browser),
 #                then the notebooks and resume tests again under other OpenBLAS kernels and
 #                under last-bit perturbations of every input (explorer/perturb.py)
@@ -38,7 +39,7 @@ NOTEBOOK_DIRS := $(wildcard lessons notebooks)
 # (benchmarks/README.md). One thread unless the caller chose otherwise.
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: lab serve test bench venv chromium
+.PHONY: lab serve test bench venv chromium site site-test
 
 lab: $(RUNTIME_STAMP)
 	$(VENV)/bin/explorer lab $(LAB_ARGS)
@@ -51,6 +52,25 @@ bench: $(TEST_STAMP)
 	$(VENV)/bin/explorer bench -- $(BENCH_ARGS)
 
 venv: $(RUNTIME_STAMP)
+
+# The lessons as a static JupyterLite site in site/ (serve it with python -m http.server):
+# tools/build_site.py fetches pinned, hash-checked packages from npm and PyPI into .cache/site/
+# and checks every Pyodide file against Pyodide's own lock. The build tools, pinned, only here.
+SITE_TOOLS := jupyterlite-core==0.6.4 jupyterlite-pyodide-kernel==0.6.1
+SITE_STAMP := $(VENV)/.installed-site
+SITE_ARGS ?=
+
+site: $(SITE_STAMP)
+	$(PY) tools/build_site.py $(SITE_ARGS)
+
+# Build the site (cached in .cache/site/ by its inputs) and run the lessons in headless chromium
+# with every request to another host aborted and counted (tests/test_site.py).
+site-test: $(SITE_STAMP) $(TEST_STAMP) chromium
+	EXPLORER_SITE_TESTS=1 $(PY) -m pytest -p no:cacheprovider tests/test_site.py $(PYTEST_ARGS)
+
+$(SITE_STAMP): $(RUNTIME_STAMP)
+	$(PY) -m pip install $(SITE_TOOLS)
+	touch $@
 
 $(RUNTIME_STAMP): pyproject.toml Makefile
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { \

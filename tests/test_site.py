@@ -1,0 +1,239 @@
+"""The lessons as a static JupyterLite site (tools/build_site.py), driven in headless chromium.
+
+The site is built once per set of inputs (the build script, its pins, the package and the
+lessons) into ``.cache/site/test-<hash>``, served from 127.0.0.1 by a threaded
+``http.server``, and each lesson is opened in JupyterLab, run with Run All, and checked: every
+code cell ran (an execution count, no error output), every plotly figure is drawn, and no
+request left 127.0.0.1 (each one is aborted and counted; chromium also resolves no other
+host). The kernel-ready and Run All times are printed for benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+import os
+import threading
+import time
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Lessons that run every cell in Pyodide as they are. 01 and 06 stop at a cell that fails on
+# wasm32, where np.intp is 32-bit (benchmarks/README.md, "The lessons in the browser").
+LESSONS = ["02_robust_frequent_directions", "03_sketched_online_newton", "04_adagrad_on_a_sketch",
+           "05_online_adaptive_pca", "07_sketching_past_one_machine"]
+
+# The browser tests need npm and the package registries (to build the site) and take about
+# a minute per lesson: they run with `make site-test` (EXPLORER_SITE_TESTS=1), not in `make test`.
+SITE_TESTS = os.environ.get("EXPLORER_SITE_TESTS") == "1"
+
+
+def _build_site_module():
+    spec = importlib.util.spec_from_file_location("build_site", ROOT / "tools" / "build_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_pyodide_file_that_differs_from_upstream_stops_the_build():
+    bs = _build_site_module()
+    lock = {"packages": {"numpy": {"file_name": "numpy-2.0.2-x.whl", "depends": [],
+                                   "sha256": hashlib.sha256(b"upstream").hexdigest()}}}
+    core = {"pyodide.asm.wasm": b"core"}
+    good = {"numpy-2.0.2-x.whl": b"upstream", "pyodide.asm.wasm": b"core"}
+    assert set(bs.verified_pyodide(lock, core, good, ["numpy"])) == set(good)
+    with pytest.raises(SystemExit, match="numpy-2.0.2-x.whl: sha256"):
+        bs.verified_pyodide(lock, core, {**good, "numpy-2.0.2-x.whl": b"other"}, ["numpy"])
+    with pytest.raises(SystemExit, match="pyodide.asm.wasm: differs from npm"):
+        bs.verified_pyodide(lock, core, {**good, "pyodide.asm.wasm": b"x"}, ["numpy"])
+
+
+def test_a_cdn_url_in_the_site_stops_the_build(tmp_path):
+    bs = _build_site_module()
+    (tmp_path / "a.js").write_text('x="https://cdn.jsdelivr.net/pyodide/v0.27.6/full/pyodide.js"')
+    bs.check_no_cdn(tmp_path)  # a known default the site's settings replace
+    (tmp_path / "b.js").write_text('y="https://cdn.jsdelivr.net/npm/plotly.js@2/dist/plotly.js"')
+    with pytest.raises(SystemExit, match="b.js: https://cdn.jsdelivr.net/npm/plotly.js"):
+        bs.check_no_cdn(tmp_path)
+
+
+def _inputs_hash() -> str:
+    h = hashlib.sha256()
+    files = [ROOT / "tools" / "build_site.py", ROOT / "tools" / "site_requirements.txt",
+             ROOT / "pyproject.toml", *sorted((ROOT / "explorer").rglob("*.py")),
+             *sorted((ROOT / "lessons").glob("*.ipynb"))]
+    for f in files:
+        h.update(str(f.relative_to(ROOT)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+@pytest.fixture(scope="module")
+def site_dir():
+    cache = ROOT / ".cache" / "site"
+    out = cache / f"test-{_inputs_hash()}"
+    if not (out / ".complete").exists():
+        build_site = _build_site_module()
+        for old in cache.glob("test-*"):
+            build_site.shutil.rmtree(old, ignore_errors=True)
+        figures = build_site.build(out, cache)
+        (out / ".complete").write_text(json.dumps(figures))
+    return out
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm",
+                      ".mjs": "text/javascript", ".js": "text/javascript"}
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def site_url(site_dir):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site_dir)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def site_browser(browser_type, browser_type_launch_args):
+    """Chromium (tests/conftest.py's launch options) in which no host but 127.0.0.1 resolves:
+    a request that the route below missed fails anyway."""
+    args = [*browser_type_launch_args.get("args", []),
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+    browser = browser_type.launch(**{**browser_type_launch_args, "args": args})
+    yield browser
+    browser.close()
+
+
+def _guard(context, outside: list[str]):
+    """Abort and count every request not to 127.0.0.1; expose the app for the test."""
+
+    def handle(route):
+        url = route.request.url
+        host = urlparse(url).hostname
+        if url.startswith(("data:", "blob:")) or host == "127.0.0.1":
+            if url.endswith("jupyter-lite.json"):
+                # The test reads the notebook model through window.jupyterapp.
+                response = route.fetch()
+                config = response.json()
+                config.setdefault("jupyter-config-data", {})["exposeAppInBrowser"] = True
+                route.fulfill(response=response, body=json.dumps(config))
+            else:
+                route.continue_()
+        else:
+            outside.append(url)
+            route.abort()
+
+    context.route("**/*", handle)
+    context.on("request", lambda r: urlparse(r.url).hostname not in (None, "127.0.0.1")
+               and not r.url.startswith(("data:", "blob:")) and outside.append(r.url))
+
+
+KERNEL_STARTED_JS = """() => {
+  const app = window.jupyterapp;
+  const panel = app && app.shell.currentWidget;
+  const context = panel && panel.sessionContext;
+  return !!(context && context.isReady && context.session && context.session.kernel);
+}"""
+
+# A kernel_info reply comes once Pyodide and every package are loaded; then one cell.
+KERNEL_READY_JS = """async () => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  await kernel.info;
+  const future = kernel.requestExecute({code: 'import explorer'});
+  const reply = await future.done;
+  return reply.content.status;
+}"""
+
+# Run All resolves when the last cell has run, or when a cell failed (the rest do not run).
+RUN_ALL_JS = """async () => {
+  return await window.jupyterapp.commands.execute('notebook:run-all-cells');
+}"""
+
+# Every code cell's execution count, error outputs and plotly outputs, from the notebook model.
+CELLS_JS = r"""() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const kernel = panel.sessionContext.session.kernel;
+  const cells = [];
+  panel.content.widgets.forEach((cell, i) => {
+    if (cell.model.type !== 'code') return;
+    const outs = cell.model.outputs.toJSON();
+    cells.push({
+      index: i,
+      count: cell.model.executionCount,
+      source: cell.model.sharedModel.getSource().split('\n')[0].slice(0, 80),
+      errors: outs.filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue
+        + ' | ' + (o.traceback || []).slice(-3).join(' | ').replace(/\u001b\[[0-9;]*m/g, '')),
+      plotly: outs.filter(o => o.data && o.data['application/vnd.plotly.v1+json']).length,
+    });
+  });
+  return {cells, status: kernel.status};
+}"""
+
+DRAWN_JS = """async (index) => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const cell = panel.content.widgets[index];
+  await panel.content.scrollToItem(index, 'start');
+  for (let k = 0; k < 100; k++) {
+    const n = cell.node.querySelectorAll('.js-plotly-plot .main-svg').length;
+    if (n > 0) return n;
+    await new Promise(r => setTimeout(r, 100));
+  }
+  return 0;
+}"""
+
+
+def run_lesson(page, base: str, lesson: str) -> dict:
+    """Open a lesson, wait for the kernel, Run All; the cells and the two times."""
+    t0 = time.monotonic()
+    page.goto(f"{base}/lab/index.html?path=lessons/{lesson}.ipynb")
+    page.wait_for_function(KERNEL_STARTED_JS, timeout=240_000, polling=500)
+    assert page.evaluate(KERNEL_READY_JS) == "ok", "the kernel could not import explorer"
+    kernel_s = time.monotonic() - t0
+    t1 = time.monotonic()
+    result = {"run_all": page.evaluate(RUN_ALL_JS)}
+    page.wait_for_function("() => (%s)().status === 'idle'" % CELLS_JS, timeout=60_000)
+    run_s = time.monotonic() - t1
+    result.update(page.evaluate(CELLS_JS))
+    result.update(kernel_s=kernel_s, run_s=run_s)
+    result["drawn"] = {c["index"]: page.evaluate(DRAWN_JS, c["index"])
+                       for c in result["cells"] if c["plotly"]}
+    return result
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.skipif(not SITE_TESTS, reason="the static site's tests run with `make site-test`")
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_lesson_runs_in_the_static_site(site_browser, site_url, lesson, tmp_path):
+    context = site_browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    outside: list[str] = []
+    _guard(context, outside)
+    page_errors: list[str] = []
+    page.on("pageerror", lambda e: page_errors.append(str(e)))
+    result = run_lesson(page, site_url, lesson)
+    page.screenshot(path=str(tmp_path / f"{lesson}.png"))  # kept by pytest for a look
+    print(f"\n{lesson}: kernel ready {result['kernel_s']:.1f} s, Run All {result['run_s']:.1f} s, "
+          f"{len(result['cells'])} code cells, {len(result['drawn'])} figure cells")
+    failed = [(c["index"], c["source"], c["errors"]) for c in result["cells"] if c["errors"]]
+    assert not failed, f"cells with an error in Pyodide: {failed}"
+    assert all(c["count"] for c in result["cells"]), "a code cell did not run"
+    assert result["drawn"], "the lesson drew no plotly figure"
+    assert all(result["drawn"].values()), f"figures not drawn: {result['drawn']}"
+    assert outside == [], f"requests to hosts other than 127.0.0.1: {sorted(set(outside))[:5]}"
+    assert page_errors == [], page_errors
+    context.close()

