@@ -14,15 +14,10 @@ rank-k subspace and pays :math:`\|x_t - P_t x_t\|^2`:
 - **the best fixed projection** in hindsight (:func:`~explorer.pca.best_fixed_projection`
   on the whole stream: it knows the future).
 
-Pieces: :func:`expected_losses` (a :class:`~explorer.race.Race` measure: every
-learner's expected loss of the round, what the lessons plot and the regret bounds are
-about), :func:`toy_stream` (the paper's toy data, segment after segment),
-:func:`hindsight` (the comparator, and each segment's covariance and best rank-k
-variance), :func:`captured_share` (how much of a segment's best rank-k variance a
-subspace keeps), :func:`make_learners` and :class:`AdaptivePCARace`, an
-:class:`explorer.race.Race` of the three learners that also sums the expected losses
-from the step records and keeps each density learner's last ``"fixed_share"`` and
-``"cap"`` event (:meth:`AdaptivePCARace.measure` gives one point of the page's curves).
+Pieces: :func:`expected_losses` (a :class:`~explorer.race.Race` measure), :func:`toy_stream`
+(the paper's toy data), :func:`hindsight` (the comparator and each segment's best rank-k
+variance), :func:`captured_share`, :func:`make_learners` and :class:`AdaptivePCARace`
+(:meth:`AdaptivePCARace.measure` gives one point of the page's curves).
 
 >>> X, segment = toy_stream(400, 20, segment_length=100, rank=2, seed=0)
 >>> race = AdaptivePCARace(X, segment, 2, eta=1.0, alpha=1e-5, seed=0)

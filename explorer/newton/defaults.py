@@ -11,11 +11,9 @@ r"""The ``"auto"`` defaults of the sketched online Newton step (docs/algorithms.
 - RFD-SON and FULL-ON: ``alpha_0 = ||sqrt(mu + eta) g||^2``, the squared norm of that round's
   curvature row (RFD's own ``alpha = alpha_0 + Delta / 2`` then grows with the rows to come);
 - FD-SON, RP-SON, Oja-SON: ``alpha_0 = 2 l''_max ||x||^2`` (:func:`unsketched_alpha0`), raised
-  whenever a later row asks for more (the largest over the rows seen). These three keep
-  ``alpha_0`` fixed, and outside the sketch's span ``H = alpha_0 I``: the step there is
-  gradient descent with the rate ``1 / alpha_0``, which overshoots the label (and sits at
-  the slab's edge) once ``alpha_0 < l''_max ||x||^2 / 2``. With this rule the step in an
-  unsketched direction goes at most half way to the label on its own row.
+  whenever a later row asks for more. Outside the sketch's span ``H = alpha_0 I``, a gradient
+  step of rate ``1 / alpha_0`` that overshoots the label once ``alpha_0 < l''_max ||x||^2 / 2``;
+  with this rule it goes at most half way to the label on its own row.
 
 >>> auto_settings("squared", 2.0)
 {'C': 20.0, 'eta': 0.03125, 'mu': 0.0003125}
@@ -30,8 +28,6 @@ References
   1e-10 ... 1e10 there).
 - Luo, Agarwal, Cesa-Bianchi, Langford (2016), *Efficient second order online learning by
   sketching*: FD-SON, RP-SON and Oja-SON with a fixed ``alpha_0 > 0``.
-
-The mixin :class:`AutoDefaults` applies these rules to the learner.
 """
 
 from __future__ import annotations
