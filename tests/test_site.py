@@ -213,6 +213,33 @@ def run_lesson(page, base: str, lesson: str) -> dict:
     return result
 
 
+def drag_slider(page, index: int) -> tuple[str, str]:
+    """Drag the first slider of cell ``index`` 40 px right; its figure's title before and after.
+
+    Lesson 07's slider redraws the merge tree through the kernel (ipywidgets'
+    interactive_output): the title names the number of partitions.
+    """
+    page.evaluate("async (i) => { await window.jupyterapp.shell.currentWidget.content"
+                  ".scrollToItem(i, 'start'); }", index)
+    node = page.evaluate_handle(
+        "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].node", index).as_element()
+    node.wait_for_selector(".js-plotly-plot .gtitle", timeout=60_000)
+    before = node.query_selector(".js-plotly-plot .gtitle").text_content()
+    handle = node.query_selector(".widget-slider .noUi-handle")
+    handle.scroll_into_view_if_needed()
+    box = handle.bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] / 2, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 40, y, steps=5)
+    page.mouse.up()
+    page.wait_for_function(
+        """([i, before]) => { const t = window.jupyterapp.shell.currentWidget.content.widgets[i]
+             .node.querySelector('.js-plotly-plot .gtitle');
+           return t && t.textContent !== before; }""", arg=[index, before], timeout=120_000)
+    return before, node.query_selector(".js-plotly-plot .gtitle").text_content()
+
+
 @pytest.mark.browser
 @pytest.mark.slow
 @pytest.mark.skipif(not SITE_TESTS, reason="the static site's tests run with `make site-test`")
@@ -235,5 +262,11 @@ def test_lesson_runs_in_the_static_site(site_browser, site_url, lesson, tmp_path
     assert result["drawn"], "the lesson drew no plotly figure"
     assert all(result["drawn"].values()), f"figures not drawn: {result['drawn']}"
     assert outside == [], f"requests to hosts other than 127.0.0.1: {sorted(set(outside))[:5]}"
+    if lesson == "07_sketching_past_one_machine":
+        index = next(c["index"] for c in result["cells"] if c["source"].startswith("parts_slider"))
+        before, after = drag_slider(page, index)
+        print(f"slider: {before!r} -> {after!r}")
+        assert before.startswith("8 partitions") and not after.startswith("8 partitions")
+        assert outside == [], sorted(set(outside))[:5]
     assert page_errors == [], page_errors
     context.close()
