@@ -99,7 +99,7 @@ def test_the_sliders_and_number_boxes_are_named_by_their_labels(server, page):
     page.locator(".js-plotly-plot .plot-container.plotly").first.wait_for()
     named(page)
     names = page.locator("[role=slider]").evaluate_all("els => els.map(el => el.getAttribute('aria-label'))")
-    assert names[:5] == ["m: sketch size ↻", "α₀: initial regularizer ⚡", "η: learning rate ⚡",
+    assert names[:5] == ["m: sketch size ↻", "α₀: initial regularizer ⚡", "η: SON curvature weight ⚡",
                          "n: stream length ↻", "d: dimension ↻"]  # the sidebar's, in order
     assert "label noise ↻" in names  # one of the page's own
     for box in ("seed ↻", "slab C ↻"):

@@ -962,3 +962,15 @@ def test_a_frame_the_browser_reports_never_marks_the_server_busy():
     finally:
         pn.state.param.unwatch(watcher)
     assert clock.shown == 3 and changes == []
+
+
+def test_the_sidebar_eta_says_what_it_is_on_each_page():
+    """η is SON's curvature weight on the Newton page, a step size on AdaGrad's and FTRL's on
+    the FM page, and the pages without one say it is unused: no page calls it a bare
+    "learning rate" that means three things."""
+    from explorer.dashboard.app import PAGES
+    from explorer.dashboard.layout import label_of
+    labels = {page.key: label_of("eta", page) for page in PAGES}
+    assert labels == {"sketching": "η: not used on this page", "newton": "η: SON curvature weight",
+                      "adagrad": "η: step size", "pca": "η: not used on this page",
+                      "fm": "η: FTRL step size"}

@@ -32,13 +32,27 @@ from .settings import ALPHA0_CHOICES, ETA_CHOICES, URL_NAMES, Settings
 from .transport import Transport
 from .upload import FORMATS, MAX_BYTES, MAX_COLUMNS, MAX_ROWS
 
-__all__ = ["layout", "FrameClock", "FileUpload", "plain_text", "live_summary", "references"]
+__all__ = ["layout", "label_of", "FrameClock", "FileUpload", "plain_text", "live_summary", "references"]
 
-LABELS = {"m": "m: sketch size", "alpha0": "α₀: initial regularizer", "eta": "η: learning rate",
+LABELS = {"m": "m: sketch size", "alpha0": "α₀: initial regularizer", "eta": "η",
           "dataset": "data set", "n": "n: stream length", "d": "d: dimension", "seed": "seed"}
-HELP = {"eta": "The learning rate of the learner pages (sketched Newton, AdaGrad). "
-               "Frequent Directions has none, so it is greyed out on the sketching page.",
+HELP = {"eta": "What η is depends on the page, and its label says which (a step size, SON's "
+               "curvature weight); a page that has none greys it out.",
         "d": "The dimension of the synthetic streams; real data sets and uploads fix their own."}
+
+
+def label_of(name: str, page) -> str:
+    """The sidebar label of the shared setting ``name`` on ``page``, without its ↻/⚡ mark:
+    η says what it is on this page (:attr:`~.page.Page.eta_meaning`) or that it is unused.
+
+    >>> from explorer.dashboard.pages.newton import NewtonPage
+    >>> from explorer.dashboard.pages.pca import AdaptivePCAPage
+    >>> label_of("eta", NewtonPage), label_of("eta", AdaptivePCAPage), label_of("m", NewtonPage)
+    ('η: SON curvature weight', 'η: not used on this page', 'm: sketch size')
+    """
+    if name != "eta":
+        return LABELS[name]
+    return f"η: {page.eta_meaning}" if "eta" in page.uses else "η: not used on this page"
 
 
 def layout(app) -> pn.template.BootstrapTemplate:
@@ -327,7 +341,7 @@ def _sidebar(app) -> list:
         page = app.active
         for name in URL_NAMES:
             mark = "" if name not in page.uses else (" ⚡" if name in page.hot else " ↻")
-            widgets[name].label = LABELS[name] + mark
+            widgets[name].label = label_of(name, page) + mark
             # a data set that fixes d only matters to pages that read the data set
             widgets[name].disabled = name not in page.uses or (
                 name == "d" and settings.fixed_d and "dataset" in page.uses)

@@ -64,6 +64,8 @@ class Page(param.Parameterized):
     """The page's own parameters whose change restarts the stream (see :meth:`request_restart`)."""
     hot_options: ClassVar[tuple[str, ...]] = ()
     """The page's own parameters applied mid-stream (see :meth:`apply_hot_options`)."""
+    eta_meaning: ClassVar[str] = "step size"
+    """What the shared η is on this page, for its sidebar label ("η: step size")."""
 
     t = param.Integer(default=0, bounds=(0, None), doc="Rows of the stream consumed so far.")
     n_rows = param.Integer(default=0, bounds=(0, None), doc="Rows in the current stream.")

@@ -48,7 +48,7 @@ from ...experiments.fm import (BINARY, DIVERGED, LEARNER_NAMES, LEARNERS, MOVIEL
                                 task_stream)
 from ...experiments.newton import lead_since
 from ..controls import bind, grid_options
-from ..live import LivePlot, explanation, finite, help_text, labelled, plot_cell, plot_grid, row, switch
+from ..live import LivePlot, explanation, finite, help_text, labelled, plot_cell, plot_grid, switch
 from ..page import Page
 from . import fm_figures as figures
 
@@ -94,6 +94,7 @@ class FactorizationPage(Page):
     intro = ("Watch S-FTRL learn a factorization machine through two FD sketches (B₊ for "
              "over-, B₋ for under-predictions): press **Step** or **Play**, change **m** or "
              "**η** (the FTRL step size), and compare with full-matrix FTRL and OGD.")
+    eta_meaning = "FTRL step size"
     uses = ("dataset", "n", "d", "seed", "m", "eta")  # the union; each instance narrows it per task
     hot = ("eta",)
     restart = ("fm_task", "fm_users", "fm_items", "fm_noise", "fm_variant")
@@ -210,8 +211,9 @@ class FactorizationPage(Page):
         self.param.watch(lambda event: synthetic(event.new), "fm_task")
         log = switch(self.param.fm_log_spectra, "log spectra", align="end", margin=(0, 10, 12, 10))
         self.param.watch(lambda *_: self._update_views(), ["fm_log_spectra"])
-        return row(task, *sliders.values(), labelled("S-FTRL sketch ↻", variant),
-                      ogd, log, sizing_mode="stretch_width")
+        # a FlexBox wraps: a Row's minimum width is the sum of its children's (see live.row)
+        return pn.FlexBox(task, *sliders.values(), labelled("S-FTRL sketch ↻", variant),
+                          ogd, log, sizing_mode="stretch_width")
 
     def _update_views(self) -> None:
         h = self.history

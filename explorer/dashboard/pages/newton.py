@@ -82,6 +82,7 @@ class NewtonPage(Page):
              "first-order step (ADAGRAD) crawls: it pays when the labels lean on the faint "
              "directions (labels 'whitened'). RFD-SON's α gives every direction outside its "
              "sketch a curvature that grows with the stream; FD-SON's stays α₀.")
+    eta_meaning = "SON curvature weight"
     uses = ("dataset", "n", "d", "seed", "m", "alpha0", "eta")
     hot = ("alpha0", "eta")
     restart = ("son_loss", "slab", "learners", "fast", "label_noise", "label_space")
