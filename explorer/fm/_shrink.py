@@ -136,7 +136,7 @@ def _describes(rows: np.ndarray, gram_diag: np.ndarray, lengths: np.ndarray,
     k = gram_diag.size
     added = rows[k:]
     listed = np.zeros(added.shape, dtype=bool)
-    listed[np.repeat(np.arange(lengths.size), lengths), indices] = True
+    listed[np.repeat(np.arange(lengths.size), lengths.astype(np.intp)), indices] = True
     if added[~listed].any():
         return False
     C = rows[:k]

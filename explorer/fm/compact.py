@@ -220,7 +220,7 @@ def as_fm_rows(X, d: int, name: str = "X"):
         if not np.isfinite(X.data).all():
             bad = int(np.searchsorted(X.indptr, np.flatnonzero(~np.isfinite(X.data))[0], side="right")) - 1
             raise ValueError(f"{name} row {bad} contains NaN or inf; only finite values are allowed")
-        row_of_entry = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        row_of_entry = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr).astype(np.intp))  # intp: 32-bit in wasm
         norms = np.bincount(row_of_entry, weights=squared_norms(X.data[:, None]), minlength=X.shape[0])
         _check_norms(norms, name)
         return "csr", X

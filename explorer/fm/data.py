@@ -156,8 +156,8 @@ def most_active(data: Ratings, *, n_users: int, n_items: int) -> Ratings:
     if n_users > data.n_users or n_items > data.n_items:
         raise ValueError(f"n_users and n_items must be at most {data.n_users} and {data.n_items}, "
                          f"got {n_users} and {n_items}")
-    top_users = np.argsort(-np.bincount(data.users, minlength=data.n_users), kind="stable")[:n_users]
-    top_items = np.argsort(-np.bincount(data.items, minlength=data.n_items), kind="stable")[:n_items]
+    top_users = np.argsort(-np.bincount(data.users.astype(np.intp), minlength=data.n_users), kind="stable")[:n_users]
+    top_items = np.argsort(-np.bincount(data.items.astype(np.intp), minlength=data.n_items), kind="stable")[:n_items]
     keep = np.isin(data.users, top_users) & np.isin(data.items, top_items)
     users = np.searchsorted(np.sort(top_users), data.users[keep])
     items = np.searchsorted(np.sort(top_items), data.items[keep])
