@@ -1,7 +1,7 @@
 """Budgets the package keeps, checked by walking its syntax trees.
 
 - No module over 500 lines, no class over 250 (its body included), no module docstring over
-  40 lines: a rule is read in one screen beside its paper; a module that outgrows this
+  30 lines: a rule is read in one screen beside its paper; a module that outgrows this
   becomes a package split by concern.
 - No import cycle between the package's modules, at import time or inside functions.
 - Every ``from explorer.x import name`` across modules names something ``explorer.x`` lists
@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ISSUE = re.compile(r"\bissues? #?\d+", re.IGNORECASE)
-MODULE_LINES, CLASS_LINES, DOCSTRING_LINES = 500, 250, 40
+MODULE_LINES, CLASS_LINES, DOCSTRING_LINES = 500, 250, 30
 
 
 def package_modules(root: Path = ROOT, package: str = "explorer") -> dict[str, Path]:
@@ -146,14 +146,15 @@ def test_no_import_cycle():
 def test_the_checkers_fault_a_tree_that_breaks_each_budget(tmp_path):
     pkg = tmp_path / "pkg"
     pkg.mkdir()
-    (pkg / "__init__.py").write_text('"""' + "line\n" * 41 + '"""\n')
+    (pkg / "__init__.py").write_text('"""' + "line\n" * 31 + '"""\n')
+    (pkg / "c.py").write_text('"""' + "line\n" * 30 + '"""\n')  # at the budget: not faulted
     (pkg / "a.py").write_text("from .b import g\n__all__ = ['f']\ndef f():\n    pass\n")
     (pkg / "b.py").write_text("__all__ = ['h']\ndef g():\n    from .a import f\n"
                               "class Big:\n" + "    x = 1\n" * 250)
     modules = package_modules(tmp_path, "pkg")
     assert unlisted_imports(modules) == ["pkg.a imports g from pkg.b, which does not list it in __all__"]
     assert import_cycles(modules) == [["pkg.a", "pkg.b"]]
-    assert oversized(modules) == ["module pkg: docstring of 41 lines > 40",
+    assert oversized(modules) == ["module pkg: docstring of 31 lines > 30",
                                   "class pkg.b.Big: 251 lines > 250"]
 
 

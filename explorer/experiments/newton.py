@@ -4,23 +4,16 @@ What the dashboard's Newton page (:mod:`explorer.dashboard.pages.newton`) shows,
 Panel (docs/algorithms.md section 3; Luo et al. 2017, Algorithms 5-6; Luo et al. 2016;
 Luo et al. JMLR 2019; ADAGRAD: Duchi et al. 2011, the papers' first-order baseline):
 
-- :func:`make_learners`: the five learners of :data:`LEARNERS` on the shared settings, all
-  :class:`~explorer.newton.SketchedOnlineNewton` but diagonal
-  :class:`~explorer.adagrad.AdaGrad`;
+- :func:`make_learners`: the five learners of :data:`LEARNERS` on the shared settings;
 - :func:`best_fixed_predictor` and :func:`hindsight`: the comparator ``w*``, the best fixed
-  linear predictor in hindsight (predictions clipped to [-C, C] like the learners'), and
-  the majority class;
-- :func:`planted_labels`: the labels ``sign(w^T x)`` of the page, ``w`` a random direction
-  of the raw rows or of the whitened ones (every principal direction weighing the same in
-  the label, the faint ones too: the ill-conditioned problem where a curvature estimate
-  pays), and :func:`faint_share`, the part of the label's signal outside the top directions;
+  linear predictor in hindsight (predictions clipped to [-C, C]), and the majority class;
+- :func:`planted_labels`: the page's labels ``sign(w^T x)``, ``w`` random on the raw or the
+  whitened rows; :func:`faint_share`: the part of their signal outside the top directions;
 - :func:`lead_since`: from which recorded round on one learner's total loss stays below another's;
 - :class:`NewtonRace`: an :class:`explorer.race.Race` of those learners that also counts
-  each learner's correct signs (online accuracy), keeps for each sketched learner the exact
-  matrix it sketches, :math:`\sum_s (\mu + \eta_s) g_s g_s^T`, built from its step records
-  (:meth:`SketchedOnlineNewton.curvature_weight` times ``gradient_scale ** 2 x x^T``, while
-  d <= :data:`ORACLE_MAX_D`), and measures one point of the page's curves
-  (:meth:`NewtonRace.measure`);
+  their correct signs, keeps for each sketched learner the exact matrix it sketches,
+  :math:`\sum_s (\mu + \eta_s) g_s g_s^T` (while d <= :data:`ORACLE_MAX_D`), and measures
+  one point of the page's curves (:meth:`NewtonRace.measure`).
 
 >>> import numpy as np
 >>> from explorer.streams import linear_classification_labels, low_rank_plus_noise

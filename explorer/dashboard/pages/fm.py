@@ -5,29 +5,24 @@ online factorization machine*; docs/algorithms.md section 6. This module is the 
 race of the three learners (:mod:`explorer.fm`), their divergence, the exact spectra S-FTRL's
 sketch is measured against and the metrics are :class:`explorer.experiments.fm.FactorizationRace`;
 the streams :func:`~explorer.experiments.fm.task_stream`; what the page says about the race
-(:func:`race_notes`, :func:`race_summary`) is here. After every step the page records
+(:func:`race_notes`, :func:`race_summary`, :func:`race_watch`) is here. After every step it records
 
 - the progressive RMSE (ratings: squared loss ``(z - b)^2 / 2``) or the progressive AUC
-  (binary labels, logistic loss) of each learner over the rounds so far, predicted
-  before learning, with a reference: the running mean rating, or chance (AUC 0.5), and
-  :func:`race_watch` says, from the recorded curves, whether and since which round S-FTRL
-  beats that reference and how it ranks against FTRL and OGD (the paper's Table 2);
+  (binary labels, logistic loss) of each learner, predicted before learning, against a
+  reference: the running mean rating, or chance (AUC 0.5);
 - S-FTRL's sign balance: the share of rounds, and of gradient mass ``|q| ||a_hat||^2``,
-  that went to ``B+`` and to ``B-``, with each round's ``q`` as S-FTRL computed it;
-- the amortized wall time per round of each learner (its progressive loop, total over
-  the rounds so far: one round is too short to time);
+  that went to ``B+`` and to ``B-``;
+- the amortized wall time per round of each learner (one round is too short to time);
 - S-FTRL's last shrink (which half, when, delta) for the one-line summary.
 
 The spectra of ``B+`` and ``B-`` are drawn beside the exact spectra of the matrices they
 sketch, ``H+^T H+ = sum_{q>0} |q| a_hat a_hat^T`` (and ``H-``), kept while
 ``d + 1 <= ORACLE_MAX``; FD guarantees ``lambda_i - Delta <= sigma_i^2(B) <= lambda_i``.
 
-Streams. The ratings tasks use a stream of their own, because an FM on ratings needs
-one-hot ``[e_user; e_item]`` rows: :func:`explorer.fm.synthetic_ratings` (seeded by the
-shared seed, n rows, the page's rating noise ``fm_noise`` and a taste of rank
-:data:`~explorer.experiments.fm.TASTE_RANK`: cleaner than MovieLens, so that a short
-stream teaches the biases) or the first n ratings of MovieLens-100K in time order. The binary
-task uses the shared stream X (data set, n, d, seed), rows scaled to unit norm, labels
+Streams: ratings need one-hot ``[e_user; e_item]`` rows, from :func:`explorer.fm.synthetic_ratings`
+(the page's users and items, rating noise ``fm_noise``: cleaner than MovieLens, so that a
+short stream teaches the biases) or the first n ratings of MovieLens-100K in time order; the
+binary task uses the shared stream X, rows scaled to unit norm, labels
 :func:`explorer.streams.linear_classification_labels` of X (same seed).
 
 eta is hot: FTRL and S-FTRL play ``-eta * (sum of past gradients)``, so a new eta rescales

@@ -9,17 +9,15 @@ S-FTRL in Generalized FD, ``Theta = -eta (B+^T B+ - B-^T B-)``. One module per c
 - :mod:`.lineup`: :func:`make_learners`, the three learners of :data:`LEARNERS` on one
   stream's settings, and when a learner counts as diverged (:data:`DIVERGED`).
 - :mod:`.race`: :class:`FactorizationRace` plays them in lock step, a chunk of rows at a
-  time through each learner's progressive loop, and keeps what the rounds computed plus
-  the exact sums S-FTRL's two halves sketch while ``d + 1 <=`` :data:`ORACLE_MAX`.
+  time through each learner's progressive loop, and keeps the exact sums S-FTRL's two
+  halves sketch while ``d + 1 <=`` :data:`ORACLE_MAX`.
 - :mod:`.metrics`: :func:`progressive_auc`, :func:`rmse`, :func:`running_mean`: the page's
   metrics (each label predicted before it is learnt) and the ratings' reference.
 - :mod:`.tasks`: :func:`task_stream`, the stream of one of the page's :data:`TASKS`
   (through :func:`synthetic_stream`, :func:`movielens_stream`, :func:`binary_stream`).
-- :mod:`.protocol`: the paper's protocol (``notebooks/sftrl_paper.ipynb``):
-  :func:`online_run` (the average-loss-against-time curve of the paper's Figures 1-2),
-  :func:`frozen_predictions` (the final model on held-out rows), and :func:`tune`, which
-  picks a hyperparameter by :func:`grid_walk` on a validation split, the same way for every
-  learner.
+- :mod:`.protocol`: the paper's protocol (``notebooks/sftrl_paper.ipynb``): :func:`online_run`
+  (the average loss against time of its Figures 1-2), :func:`frozen_predictions` (the final
+  model on held-out rows) and :func:`tune` (:func:`grid_walk` on a validation split).
 
 >>> from explorer.fm import synthetic_ratings
 >>> data = synthetic_ratings(2000, n_users=40, n_items=80, seed=0)
