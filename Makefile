@@ -2,8 +2,9 @@
 #
 #   make serve   serve the dashboard (the main job): http://127.0.0.1:5006/
 #   make lab     open the lesson notebooks in JupyterLab
-#   make site    build the lessons as a static JupyterLite site in site/ (needs npm; README.md)
-#   make test    run the whole test suite (doctests, unit/property tests, notebooks, browser),
+#   make site    build the lessons as a static JupyterLite site in site/ (README.md)
+#   make test    run the whole test suite (doctests, unit/property tests, notebooks, browser,
+#                every lesson in the static site in chromium: EXPLORER_SITE_TESTS=1),
 #                then the notebooks and resume tests again under other OpenBLAS kernels and
 #                under last-bit perturbations of every input (explorer/perturb.py)
 #
@@ -125,10 +126,10 @@ PASS_WORKERS ?= -n 2 --dist loadfile
 SECOND_BLAS_KERNEL ?= Sandybridge
 PERTURBATION_PASSES ?= OPENBLAS_CORETYPE=$(SECOND_BLAS_KERNEL) EXPLORER_PERTURB=1 EXPLORER_PERTURB=2,OPENBLAS_CORETYPE=Nehalem
 
-test: $(TEST_STAMP) chromium
+test: $(TEST_STAMP) $(SITE_STAMP) chromium
 	@set -- explorer tests $(NOTEBOOK_DIRS); \
-	echo "$(PY) -m pytest $$* $(PYTEST_ARGS)"; \
-	status=0; $(PY) -m pytest "$$@" $(PYTEST_ARGS) || status=$$?; \
+	echo "EXPLORER_SITE_TESTS=1 $(PY) -m pytest $$* $(PYTEST_ARGS)"; \
+	status=0; EXPLORER_SITE_TESTS=1 $(PY) -m pytest "$$@" $(PYTEST_ARGS) || status=$$?; \
 	if [ $$status -eq 5 ]; then \
 	  echo "make test: pytest collected no tests (exit 5)"; status=0; \
 	fi; \

@@ -29,8 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # counts are cast to it, in lesson 01 and explorer.fm).
 LESSONS = sorted(path.stem for path in (ROOT / "lessons").glob("0*.ipynb"))
 
-# The browser tests need npm and the package registries (to build the site) and take about
-# a minute per lesson: they run with `make site-test` (EXPLORER_SITE_TESTS=1), not in `make test`.
+# The browser tests need the package registries (to build the site) and take about a minute
+# per lesson: `make test` and `make site-test` run them (EXPLORER_SITE_TESTS=1); a plain
+# pytest run leaves them out.
 SITE_TESTS = os.environ.get("EXPLORER_SITE_TESTS") == "1"
 
 

