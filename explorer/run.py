@@ -23,7 +23,8 @@ import numpy as np
 from ._validation import check_int
 from .errors import Diverged
 
-__all__ = ["History", "run", "learn_until_divergence", "running_average", "running_rmse", "progress_bar"]
+__all__ = ["History", "run", "learn_until_divergence", "running_average", "running_rmse", "lead_since",
+           "progress_bar"]
 
 
 class History:
@@ -316,6 +317,24 @@ class _SketchStep:
 
     def values(self) -> dict[str, float]:
         return {name: getattr(self.algorithm, name) for name in self.columns}
+
+
+def lead_since(t, ours, theirs) -> int | None:
+    """The first recorded round ``t[i] > 0`` from which ``ours`` (a learner's total loss at
+    each recorded round) stays strictly below ``theirs`` up to the last record; None if it
+    is not below at the last one.
+
+    >>> lead_since([0, 4, 8, 12], [0, 3, 5, 6], [0, 2, 6, 9])
+    8
+    >>> lead_since([0, 4], [0, 3], [0, 2]) is None
+    True
+    """
+    t, ours, theirs = (np.asarray(a, dtype=float) for a in (t, ours, theirs))
+    below = (ours < theirs) & (t > 0)
+    if below.size == 0 or not below[-1]:
+        return None
+    behind = np.flatnonzero(~below)
+    return int(t[behind[-1] + 1] if behind.size else t[0])
 
 
 def _stepper(algorithm) -> _LearnerStep | _SketchStep:

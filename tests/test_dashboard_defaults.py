@@ -16,7 +16,7 @@ import pytest
 from explorer.dashboard.pages.fm import FactorizationPage
 from explorer.dashboard.pages.newton import NewtonPage
 from explorer.dashboard.settings import Settings
-from explorer.experiments.newton import lead_since
+from explorer.run import lead_since
 
 SEEDS = range(5)
 

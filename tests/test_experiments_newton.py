@@ -15,7 +15,7 @@ from explorer.errors import Diverged
 from explorer.dashboard.pages.newton import notes, summary, watch
 from explorer.experiments.newton import (
     KEYS, LEARNERS, ORACLE_MAX_D, SKETCH_OF, NewtonRace, best_fixed_predictor, faint_share, hindsight,
-    lead_since, make_learners, planted_labels,
+    make_learners, planted_labels,
 )
 from explorer.run import History
 from explorer.losses import get_loss
@@ -274,14 +274,6 @@ def test_faint_share_against_a_projection_by_hand():
     strong = X @ Vt[:3].T @ Vt[:3] @ w
     assert faint_share(X, w, 3) == pytest.approx(1 - strong @ strong / ((X @ w) @ (X @ w)))
     assert faint_share(X, w, 10) == pytest.approx(0.0, abs=1e-12) and faint_share(X, np.zeros(10), 3) == 0.0
-
-
-def test_lead_since_is_the_start_of_the_last_run_below():
-    t = [0, 4, 8, 12, 16]
-    assert lead_since(t, [0, 1, 3, 3, 4], [0, 2, 2, 5, 6]) == 12  # below, above at 8, below from 12
-    assert lead_since(t, [0, 1, 1, 1, 1], [0, 2, 2, 2, 2]) == 4  # t = 0 (0 against 0) does not count
-    assert lead_since(t, [0, 1, 1, 1, 2], [0, 2, 2, 2, 2]) is None  # level at the end: not ahead
-    assert lead_since([], [], []) is None
 
 
 def test_watch_says_whether_rfd_son_leads_from_the_recorded_totals():

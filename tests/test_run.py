@@ -14,7 +14,7 @@ from explorer import (
 )
 from explorer.hooks import Observable, StepRecord
 from explorer.metrics import covariance_error
-from explorer.run import History, run
+from explorer.run import History, lead_since, run
 
 
 class MeanRegressor(Observable):
@@ -286,3 +286,11 @@ def test_running_rmse_is_the_rmse_of_each_prefix(pairs):
     curve = running_rmse(z, y)
     for t in range(1, len(y) + 1):
         assert curve[t - 1] == pytest.approx(np.sqrt(np.mean((z[:t] - y[:t]) ** 2)), rel=1e-9, abs=1e-6)
+
+
+def test_lead_since_is_the_start_of_the_last_run_below():
+    t = [0, 4, 8, 12, 16]
+    assert lead_since(t, [0, 1, 3, 3, 4], [0, 2, 2, 5, 6]) == 12  # below, above at 8, below from 12
+    assert lead_since(t, [0, 1, 1, 1, 1], [0, 2, 2, 2, 2]) == 4  # t = 0 (0 against 0) does not count
+    assert lead_since(t, [0, 1, 1, 1, 2], [0, 2, 2, 2, 2]) is None  # level at the end: not ahead
+    assert lead_since([], [], []) is None

@@ -9,7 +9,6 @@ Luo et al. JMLR 2019; ADAGRAD: Duchi et al. 2011, the papers' first-order baseli
   linear predictor in hindsight (predictions clipped to [-C, C]), and the majority class;
 - :func:`planted_labels`: the page's labels ``sign(w^T x)``, ``w`` random on the raw or the
   whitened rows; :func:`faint_share`: the part of their signal outside the top directions;
-- :func:`lead_since`: from which recorded round on one learner's total loss stays below another's;
 - :class:`NewtonRace`: an :class:`explorer.race.Race` of those learners that also counts
   their correct signs, keeps for each sketched learner the exact matrix it sketches,
   :math:`\sum_s (\mu + \eta_s) g_s g_s^T` (while d <= :data:`ORACLE_MAX_D`), and measures
@@ -44,7 +43,7 @@ from ..race import Race
 from ..streams import linear_classification_labels
 
 __all__ = ["LEARNERS", "SKETCHED", "SKETCH_OF", "KEYS", "ORACLE_MAX_D", "LABEL_SPACES", "Hindsight",
-           "NewtonRace", "best_fixed_predictor", "faint_share", "hindsight", "lead_since", "make_learners",
+           "NewtonRace", "best_fixed_predictor", "faint_share", "hindsight", "make_learners",
            "planted_labels"]
 
 LEARNERS = ("RFD-SON", "FD-SON", "RP-SON", "FULL-ON", "ADAGRAD")
@@ -125,24 +124,6 @@ def faint_share(X: np.ndarray, w: np.ndarray, k: int) -> float:
     _, _, Vt = np.linalg.svd(X, full_matrices=False)
     strong = X @ (Vt[:k].T @ (Vt[:k] @ w))
     return float(np.clip(1.0 - (strong @ strong) / total, 0.0, 1.0))
-
-
-def lead_since(t, ours, theirs) -> int | None:
-    """The first recorded round ``t[i] > 0`` from which ``ours`` (a learner's total loss at
-    each recorded round) stays strictly below ``theirs`` up to the last record; None if it
-    is not below at the last one.
-
-    >>> lead_since([0, 4, 8, 12], [0, 3, 5, 6], [0, 2, 6, 9])
-    8
-    >>> lead_since([0, 4], [0, 3], [0, 2]) is None
-    True
-    """
-    t, ours, theirs = (np.asarray(a, dtype=float) for a in (t, ours, theirs))
-    below = (ours < theirs) & (t > 0)
-    if below.size == 0 or not below[-1]:
-        return None
-    behind = np.flatnonzero(~below)
-    return int(t[behind[-1] + 1] if behind.size else t[0])
 
 
 def best_fixed_predictor(X: np.ndarray, y: np.ndarray, loss: str, ridge: float = 1e-6) -> np.ndarray:

@@ -41,7 +41,7 @@ import param
 from ...experiments.fm import (BINARY, DIVERGED, LEARNER_NAMES, LEARNERS, MOVIELENS, ORACLE_MAX,
                                 RATING_NOISE, SYNTHETIC, TASKS, FactorizationRace, make_learners,
                                 task_stream)
-from ...experiments.newton import lead_since
+from ...run import lead_since
 from ..controls import bind, grid_options
 from ..live import LivePlot, explanation, finite, help_text, labelled, plot_cell, plot_grid, switch
 from ..page import Page
@@ -287,7 +287,7 @@ def _number(value: float) -> str:
 def race_watch(race, history) -> str:
     """What to look for, from the recorded curves in ``history`` (the page's): whether and
     since which recorded round S-FTRL's progressive error beats the reference (the running
-    mean rating, or chance) (:func:`~explorer.experiments.newton.lead_since`), and how the
+    mean rating, or chance) (:func:`~explorer.run.lead_since`), and how the
     three learners rank now (the paper's Table 2 has S-FTRL first, then FTRL, then OGD)."""
     head = "**What to look for:** "
     what, ref = ("RMSE", "the running mean rating's") if race.ratings else ("AUC", "chance's (0.5)")

@@ -38,7 +38,8 @@ import panel as pn
 import param
 
 from ...experiments.newton import (KEYS, LABEL_SPACES, LEARNERS, ORACLE_MAX_D, SKETCHED, NewtonRace,
-                                   faint_share, lead_since, make_learners, planted_labels)
+                                   faint_share, make_learners, planted_labels)
+from ...run import lead_since
 from ...streams import binary_labels
 from ..controls import log_values
 from ..live import LivePlot, finite, help_text, labelled, plot_cell, plot_grid, row, switch
@@ -335,7 +336,7 @@ def watch(race: NewtonRace, history, *, faint: float | None = None, label_space:
           k: int = 10) -> str:
     """What to look for, from the recorded totals in ``history`` (the page's, one point per
     grid row): whether RFD-SON's total loss is below ADAGRAD's and FD-SON's, since which
-    recorded row (:func:`~explorer.experiments.newton.lead_since`), and when RFD-SON is not
+    recorded row (:func:`~explorer.run.lead_since`), and when RFD-SON is not
     ahead of ADAGRAD, that the papers' effect does not show in this run (with ``faint``, the
     planted labels' share outside the top ``k`` directions, when raw labels leave it small)."""
     racing, diverged = race.learners, race.diverged
