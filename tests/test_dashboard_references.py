@@ -13,16 +13,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import pathlib
 import re
+import threading
 import unicodedata
 from html.parser import HTMLParser
 from urllib.parse import urlsplit
 
 import pytest
 from panel.util import parse_query
-from tornado.testing import AsyncHTTPTestCase
+import requests
+from tornado.httpserver import HTTPServer
+from tornado.netutil import bind_sockets
 from tornado.web import Application
 
 from explorer.dashboard.app import PAGES, Dashboard
@@ -137,33 +141,50 @@ def test_a_pages_docs_links_name_headings_of_the_docs(key):
         assert href.split("#")[1] in anchors, f"{key}: no heading of docs/algorithms.md has {href}"
 
 
-class TestTheServerAnswersEveryLink(AsyncHTTPTestCase):
+@pytest.fixture(scope="module")
+def routes_url():
+    """The routes ``explorer serve`` adds, served on 127.0.0.1 by tornado in a thread of its
+    own with its own event loop: a test of the same session (Playwright's sync API) may hold
+    a running loop in the main thread, where tornado's AsyncHTTPTestCase cannot start one."""
+    sockets = bind_sockets(0, "127.0.0.1")
+    started, loop = threading.Event(), asyncio.new_event_loop()
+
+    def serve():
+        asyncio.set_event_loop(loop)
+        HTTPServer(Application(routes())).add_sockets(sockets)
+        started.set()
+        loop.run_forever()
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    assert started.wait(30), "the routes' server did not start"
+    yield f"http://127.0.0.1:{sockets[0].getsockname()[1]}"
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(30)
+
+
+def test_every_link_target_is_served(routes_url):
     """The routes ``explorer serve`` adds answer every page's links, the anchor in the page."""
+    seen = 0
+    for key in KEYS:
+        for text, href in reference_links(key):
+            path, _, anchor = href.partition("#")
+            response = requests.get(routes_url + path, timeout=30)
+            assert response.status_code == 200, href
+            assert response.headers["Content-Type"].startswith("text/html")
+            body = response.text
+            assert "&lt;!--" not in body, href  # the claim markers are not shown
+            if anchor:
+                assert f'id="{anchor}"' in body, href
+            else:
+                assert "lessons/" in body and "<pre><code>" in body, href
+            seen += 1
+    assert seen >= 2 * len(KEYS)
 
-    def get_app(self):
-        return Application(routes())
 
-    def test_every_link_target_is_served(self):
-        seen = 0
-        for key in KEYS:
-            for text, href in reference_links(key):
-                path, _, anchor = href.partition("#")
-                response = self.fetch(path)
-                assert response.code == 200, href
-                assert response.headers["Content-Type"].startswith("text/html")
-                body = response.body.decode()
-                assert "&lt;!--" not in body, href  # the claim markers are not shown
-                if anchor:
-                    assert f'id="{anchor}"' in body, href
-                else:
-                    assert "lessons/" in body and "<pre><code>" in body, href
-                seen += 1
-        assert seen >= 2 * len(KEYS)
-
-    def test_nothing_else_is_served(self):
-        for path in ("/lessons/../README.md", "/lessons/01_frequent_directions.ipynb", "/docs/README.md",
-                     "/docs/algorithms.md", "/lessons/99_none"):
-            assert self.fetch(path).code == 404, path
+def test_nothing_else_is_served(routes_url):
+    for path in ("/lessons/../README.md", "/lessons/01_frequent_directions.ipynb", "/docs/README.md",
+                 "/docs/algorithms.md", "/lessons/99_none"):
+        assert requests.get(routes_url + path, timeout=30).status_code == 404, path
 
 
 # ---------------------------------------------------------------- the layout draws them
