@@ -21,7 +21,7 @@ from .perturb import perturb
 
 __all__ = [
     "MAX_ENTRIES", "MAX_SQUARED_MASS", "SCALES",
-    "all_finite", "as_labeled_rows", "as_matrix", "as_reals", "as_row", "as_rows",
+    "all_finite", "as_labeled_rows", "as_matrix", "as_reals", "as_row", "as_rows", "as_rows_and_norms",
     "check_choice", "check_float", "check_int", "check_mass", "check_matrix_size",
     "check_row_mass", "check_scale", "squared_norms",
 ]
@@ -112,6 +112,26 @@ def as_rows(X, d: int, name: str = "X") -> np.ndarray:
     return perturb(X)
 
 
+def as_rows_and_norms(X, d: int, name: str = "X") -> tuple[np.ndarray, np.ndarray]:
+    """:func:`as_rows` and the rows' squared norms ``||x_i||^2`` in one pass over ``X``.
+
+    A NaN or inf entry makes its row's squared norm NaN or inf, so the finiteness check
+    reads the n norms instead of the n x d entries; only then is ``X`` itself searched, for
+    :func:`as_rows`' message (a finite row whose square overflows is left to
+    :func:`check_mass`). Same result and the same refusals as :func:`as_rows`.
+    """
+    X = as_reals(X, name)
+    if X.ndim == 1 and X.shape == (d,):
+        X = X[None, :]
+    if X.ndim != 2 or X.shape[1] != d:
+        raise ValueError(f"{name} must be a matrix with d = {d} columns, got shape {X.shape}")
+    X = perturb(X)  # keeps NaN and inf as they are
+    squared = squared_norms(X)
+    if not np.isfinite(squared).all():
+        _check_finite_rows(X, name)
+    return X, squared
+
+
 def as_labeled_rows(X, y, d: int) -> tuple[np.ndarray, np.ndarray]:
     """``X`` as finite rows (n, d) and ``y`` as n finite labels, for ``learn_many``."""
     X = as_rows(X, d)
@@ -169,15 +189,18 @@ def squared_norms(X: np.ndarray) -> np.ndarray:
 
 
 def check_mass(mass_before: float, X: np.ndarray, name: str = "x",
-               row_numbers: np.ndarray | None = None) -> float:
+               row_numbers: np.ndarray | None = None, squared: np.ndarray | None = None) -> float:
     """The total squared Frobenius norm after adding the rows of ``X``, or ``ValueError``
     naming the first row that takes it past :data:`MAX_SQUARED_MASS` (nothing changes).
 
     ``row_numbers``: the caller's numbers for the rows of ``X`` (when ``X`` is a subset of
     what the caller was given), used in the message instead of their positions in ``X``.
+    ``squared``: the rows' :func:`squared_norms`, when the caller has them already.
     """
+    if squared is None:
+        squared = squared_norms(X)
     with np.errstate(over="ignore"):
-        running = mass_before + np.cumsum(squared_norms(X))
+        running = mass_before + np.cumsum(squared)
     over = np.flatnonzero(~(running <= MAX_SQUARED_MASS))
     if over.size:
         row = int(over[0] if row_numbers is None else row_numbers[over[0]])

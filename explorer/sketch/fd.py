@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from .._validation import MAX_SQUARED_MASS, as_row, as_rows, check_int, check_mass, check_row_mass
+from .._validation import (MAX_SQUARED_MASS, as_row, as_rows_and_norms, check_int, check_mass, check_row_mass,
+                           squared_norms)
 from ..hooks import Observable, ShrinkEvent
 from ..merging import Mergeable
 from ..params import Tunable
@@ -158,19 +159,23 @@ class FrequentDirections(Observable, Tunable, Mergeable, FrequentDirectionsState
         All or nothing: if any row is refused (non-finite, or ``||A||_F^2`` past
         :data:`MAX_SQUARED_MASS`), ``ValueError`` names it and nothing changes.
         """
-        X = as_rows(X, self.d)
-        self._insert(X, check_mass(self._frobenius_squared, X, name="X"))
+        X, squared = as_rows_and_norms(X, self.d)
+        self._insert(X, check_mass(self._frobenius_squared, X, name="X", squared=squared), squared)
 
-    def _insert(self, X: np.ndarray, mass: float | None = None) -> None:
+    def _insert(self, X: np.ndarray, mass: float | None = None,
+                squared: np.ndarray | None = None) -> None:
         """Copy validated rows into free buffer rows, shrinking whenever it fills up.
 
+        ``squared``: the rows' squared norms, if known (they find the all-zero rows).
         A shrink that fails (LAPACK, or a non-finite result) restores the sketch as it was
         before the call and raises ``ShrinkFailed``, a ``ValueError`` naming the row.
         """
+        if squared is None:
+            squared = squared_norms(X)
         if mass is None:
-            mass = check_mass(self._frobenius_squared, X)
+            mass = check_mass(self._frobenius_squared, X, squared=squared)
         before = (self._filled, self.n_seen, self.n_shrinks, self.delta_total, self._frobenius_squared)
-        nonzero = np.flatnonzero(X.any(axis=1))
+        nonzero = _nonzero_rows(X, squared)
         # A shrink stores nothing unless it succeeds, so a failed first shrink leaves the
         # occupied rows as they were; only a call that may shrink twice keeps a copy of them.
         kept_before = (self._buffer[:before[0]].copy()
@@ -179,7 +184,11 @@ class FrequentDirections(Observable, Tunable, Mergeable, FrequentDirectionsState
         start = 0
         while start < nonzero.size:
             block = nonzero[start:start + self.capacity - self._filled]
-            self._buffer[self._filled:self._filled + block.size] = X[block]
+            free = self._buffer[self._filled:self._filled + block.size]
+            if block[-1] - block[0] == block.size - 1:
+                free[:] = X[block[0]:block[-1] + 1]  # consecutive rows: one copy, no gather
+            else:
+                np.take(X, block, axis=0, out=free, mode="clip")  # indices are in range
             self._filled += block.size
             start += block.size
             if self._filled == self.capacity:
@@ -269,6 +278,17 @@ class FrequentDirections(Observable, Tunable, Mergeable, FrequentDirectionsState
         merged = type(self)(**self.get_params())
         delta, n_shrinks = merge_into(merged, self, other)
         return merged, delta, n_shrinks, (self._filled, other._filled)
+
+
+def _nonzero_rows(X: np.ndarray, squared: np.ndarray) -> np.ndarray:
+    """Indices of the rows of ``X`` that are not all zero, from their squared norms: a
+    positive norm is a non-zero row; a zero norm is searched entrywise (entries below
+    ~1e-162 square to 0)."""
+    zero = np.flatnonzero(squared == 0.0)
+    if zero.size == 0:
+        return np.arange(X.shape[0])
+    tiny = zero[X[zero].any(axis=1)]
+    return np.sort(np.concatenate([np.flatnonzero(squared > 0.0), tiny]))
 
 
 def merge_into(merged: FrequentDirections, first: FrequentDirections,
