@@ -98,6 +98,10 @@ EXEMPT = {
     "explorer.state:nonfinite_entries": "inspects a state dict; raises nothing (the stateful fuzz uses it)",
     "explorer.dashboard.layout:plain_text": "renders the project's own messages as escaped text",
     "explorer.dashboard.live:explanation": "renders the project's own explanation text",
+    "explorer.glossary:used_in": "searches a page's text (its notes may quote an upload's label values) for "
+                                 "the glossary's fixed patterns, none with a nested quantifier: nothing is "
+                                 "parsed, kept or run",
+    "explorer.glossary:escape_markdown": "escapes the glossary's own text for a lesson's Markdown",
     "explorer.dashboard.live:help_text": "renders the project's own help lines, status line and stream shape (no user text)",
     "explorer.dashboard.live:row": "a layout helper; its params are widget options the code passes",
     "explorer.dashboard.live:switch": "a widget factory; its parameter and params are the code's own",

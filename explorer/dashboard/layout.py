@@ -5,8 +5,9 @@ the active page declares), the upload and a note on sharing; the main area holds
 links to the active page's lessons and docs sections (:func:`reference_links`), the
 transport bar (Reset, Back, Play, Pause, Step, speed, ``t = N of n rows``; the keyboard
 shortcuts of :mod:`.keyboard`, a line naming them and the names of :mod:`.aria`), the alerts
-(URL and upload problems, the page's notes), one tab per page and a live region that reads
-out the active page's latest step (:func:`live_summary`).
+(URL and upload problems, the page's notes), one tab per page (its symbols defined where
+they appear and listed above it: :mod:`.symbols`) and a live region that reads out the
+active page's latest step (:func:`live_summary`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from .keyboard import SHORTCUTS_HELP, Keyboard
 from .live import help_text, row
 from .references import reference_links
 from .settings import ALPHA0_CHOICES, ETA_CHOICES, URL_NAMES, Settings
+from .symbols import annotate, annotate_views, symbols_panel
 from .transport import Transport
 from .upload import FORMATS, MAX_BYTES, MAX_COLUMNS, MAX_ROWS
 
@@ -62,7 +64,8 @@ def layout(app) -> pn.template.BootstrapTemplate:
     template.sidebar.extend(_sidebar(app))
     transport, alerts, tabs = _transport_bar(app.transport), _alerts(app), _tabs(app)
     template.main.append(pn.Column(
-        pn.pane.Markdown(pn.bind(lambda key: app.active.intro, app.param.page), margin=(0, 10)),
+        pn.pane.Markdown(pn.bind(lambda key: annotate(app.active.intro, key), app.param.page),
+                         margin=(0, 10)),
         references(app), transport, alerts, tabs, live_summary(app), sizing_mode="stretch_width"))
     return template
 
@@ -306,7 +309,9 @@ def _tabs(app) -> pn.Tabs:
             # stylesheet inside each pane: 24 px headings, a checkbox over a title).
             with pn.config.set(design=None):
                 views = app.active.views
-            bodies[key].objects = [views]
+                annotate_views(app.active)  # each symbol defined where it appears
+                symbols = symbols_panel(app.active)
+            bodies[key].objects = [symbols, views]
     show(app.page)
     tabs = pn.Tabs(*[(titles[key], bodies[key]) for key in keys], active=keys.index(app.page),
                    sizing_mode="stretch_width", dynamic=False, stylesheets=[TAB_HEADERS_WRAP])
