@@ -32,7 +32,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
-from scipy.sparse.linalg import LinearOperator, eigsh
 
 from ._validation import as_matrix, as_rows, check_float, check_int
 
@@ -169,6 +168,8 @@ class _SymmetricSum:
         """Largest absolute eigenvalue; d < 3 is always exact (too small for ARPACK)."""
         if method == "exact" or (method == "auto" and self.d <= EXACT_MAX_DIMENSION) or self.d < 3:
             return float(np.max(np.abs(scipy.linalg.eigvalsh(self.dense()))))
+        from scipy.sparse.linalg import LinearOperator, eigsh  # here: only large d needs ARPACK
+
         operator = LinearOperator((self.d, self.d), matvec=self.matvec, dtype=float)
         start = np.random.default_rng(0).standard_normal(self.d)  # deterministic answer
         if not np.any(self.matvec(start)):

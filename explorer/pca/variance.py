@@ -4,7 +4,6 @@ r"""Online adaptive variance minimization on the unit sphere and on the simplex
 from __future__ import annotations
 
 import numpy as np
-import scipy.optimize
 
 from .._validation import check_float
 from ..hooks import DecomposeEvent, FixedShareEvent, StepRecord
@@ -252,6 +251,8 @@ def best_fixed_portfolio(C, *, tol: float = 1e-12) -> tuple[np.ndarray, float]:
     C = _square(C)
     tol = check_float("tol", tol, minimum=0.0, strict_minimum=True)
     n = C.shape[0]
+    import scipy.optimize  # here, not at import: only this comparator needs it
+
     result = scipy.optimize.minimize(
         lambda u: u @ C @ u, np.full(n, 1.0 / n), jac=lambda u: 2.0 * C @ u, method="SLSQP",
         bounds=[(0.0, 1.0)] * n,
