@@ -21,7 +21,8 @@ from .perturb import perturb
 
 __all__ = [
     "MAX_ENTRIES", "MAX_SQUARED_MASS", "SCALES",
-    "all_finite", "as_labeled_rows", "as_matrix", "as_reals", "as_row", "as_rows", "as_rows_and_norms",
+    "all_finite", "as_labeled_rows", "as_matrix", "as_reals", "as_row", "as_row_and_norm", "as_rows",
+    "as_rows_and_norms",
     "check_choice", "check_float", "check_int", "check_mass", "check_matrix_size",
     "check_row_mass", "check_scale", "squared_norms",
 ]
@@ -93,12 +94,21 @@ def all_finite(v: np.ndarray) -> bool:
 
 def as_row(x, d: int, name: str = "x") -> np.ndarray:
     """``x`` as a finite float vector of shape (d,)."""
+    return as_row_and_norm(x, d, name)[0]
+
+
+def as_row_and_norm(x, d: int, name: str = "x") -> tuple[np.ndarray, float]:
+    """:func:`as_row` and ``||x||^2``, the one dot product that also checks finiteness: a
+    NaN or inf entry makes it NaN or inf, and only then are the entries searched (a finite
+    row whose square overflows is left to :func:`check_row_mass`)."""
     x = as_reals(x, name)
     if x.shape != (d,):
         raise ValueError(f"{name} must be a vector of length d = {d}, got shape {x.shape}")
-    if not np.isfinite(x).all():
+    x = perturb(x)  # keeps NaN and inf as they are
+    squared = _ddot(x, x)
+    if not math.isfinite(squared) and not np.isfinite(x).all():
         raise ValueError(f"{name} contains NaN or inf; only finite values are allowed")
-    return perturb(x)
+    return x, squared
 
 
 def as_rows(X, d: int, name: str = "X") -> np.ndarray:

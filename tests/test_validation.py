@@ -36,3 +36,27 @@ def test_rows_and_their_norms_are_checked_like_rows(bad):
     X, squared = as_rows_and_norms(bad, 2)
     np.testing.assert_array_equal(X, expected)
     np.testing.assert_array_equal(squared, squared_norms(expected))
+
+
+@pytest.mark.parametrize("row, refused", [
+    ([1.0, np.nan], True), ([-np.inf, 0.0], True), ([np.inf, -np.inf], True),
+    ([1e200, 1.0], False),  # finite: its square overflows, which check_row_mass refuses
+    ([1e-170, 0.0], False),  # not zero, though its square is
+    ([0.0, 0.0], False), ([1.0, 2.0, 3.0], True), ("ab", True),
+])
+def test_a_row_and_its_norm_are_checked_like_a_row(row, refused):
+    """as_row_and_norm reads finiteness from ||x||^2: NaN and inf are refused, finite rows
+    kept as they are, whatever their square does."""
+    from explorer._validation import as_row, as_row_and_norm
+
+    if refused:
+        with pytest.raises(ValueError, match="NaN or inf|length d = 2|numeric"):
+            as_row_and_norm(row, 2)
+        with pytest.raises(ValueError, match="NaN or inf|length d = 2|numeric"):
+            as_row(row, 2)
+        return
+    x, squared = as_row_and_norm(row, 2)
+    np.testing.assert_array_equal(x, np.asarray(row, dtype=float))
+    np.testing.assert_array_equal(as_row(row, 2), x)
+    with np.errstate(over="ignore"):
+        assert squared == float(np.dot(x, x))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from .._validation import (MAX_SQUARED_MASS, as_row, as_rows_and_norms, check_int, check_mass, check_row_mass,
+from .._validation import (MAX_SQUARED_MASS, as_row_and_norm, as_rows_and_norms, check_int, check_mass, check_row_mass,
                            squared_norms)
 from ..hooks import Observable, ShrinkEvent
 from ..merging import Mergeable
@@ -102,8 +102,8 @@ class FrequentDirections(Observable, Tunable, Mergeable, FrequentDirectionsState
         All or nothing: a row that is not finite, or that would take ``||A||_F^2`` past
         :data:`MAX_SQUARED_MASS`, raises ``ValueError`` and changes nothing.
         """
-        row = as_row(x, self.d)
-        if row.any():
+        row, squared = as_row_and_norm(x, self.d)
+        if squared > 0.0 or row.any():  # entries below ~1e-162 square to 0
             self.insert(row)
         else:
             self.n_seen += 1  # an all-zero row would occupy no row
