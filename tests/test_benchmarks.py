@@ -190,6 +190,19 @@ def test_newton_rounds_tiny():
     assert "RFD-SON / FULL-ON" in rounds.format_results(result)
 
 
+def test_fd_floor_tiny():
+    """Fast FD against its floor: whole shrink periods, positive times, extend leaves the
+    sketch update leaves, and a verdict line for each target."""
+    [floor] = import_benchmarks("fd_floor")
+    result = floor.run(grid=((40, 4),), budget=1e-3, repeats=2, progress=False)
+    (config,) = result["configs"]
+    assert config["rows"] % 5 == 0 and config["rows"] >= 10
+    assert min(config["floor_us"], config["update_us"], config["extend_us"]) > 0
+    assert config["same_sketch"] and result["all_checks_pass"]
+    assert any(line.startswith("extend never slower than update") for line in result["verdicts"])
+    assert "update / floor" in floor.format_results(result)
+
+
 def test_newton_defaults_quick():
     """MNIST 4-vs-9 only: the split is deterministic and disjoint, every row has its three
     errors, the tuned setting is a grid point, and the table prints them."""
