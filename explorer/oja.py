@@ -10,24 +10,24 @@ and a learning rate ``Gamma_t``, each row ``g_t`` does
 .. math:: \Lambda_t = (I - \Gamma_t)\Lambda_{t-1} + \Gamma_t\,\mathrm{diag}(V_{t-1} g_t)^2,
           \qquad V_t = \mathrm{orth}(V_{t-1} + \Gamma_t V_{t-1} g_t g_t^T),
 
-and the sketch is ``S_t = (t Lambda_t)^{1/2} V_t``, so that the curvature of Oja-SON is the
-paper's ``H_t = alpha_0 I + S_t^T S_t``. ``t Lambda_t`` estimates the eigenvalues of
-``A^T A`` (a sum over the rows, not an average): :attr:`OjaSketch.eigenvalues` holds it.
+and the sketch is ``S_t = (t Lambda_t)^{1/2} V_t`` (Oja-SON: ``H_t = alpha_0 I + S_t^T S_t``);
+``t Lambda_t`` estimates the eigenvalues of ``A^T A``: :attr:`OjaSketch.eigenvalues`.
 
 The paper leaves ``Gamma_t`` open (a diagonal matrix of learning rates). Here
 ``Gamma_t = min(c / t, 1) I`` with ``c = learning_rate = 2``, the rule of the authors' own
 implementation (Vowpal Wabbit's ``--OjaNewton``, ``--learning_rate_cnt 2``). ``orth`` is
 Gram-Schmidt on the rows, in order (QR with the signs of R's diagonal made positive), and
-``V_0`` is a random orthonormal matrix drawn from ``seed`` (the paper: "any m x d matrix
-with orthonormal rows"; VW's ``--random_init``).
+``V_0`` is a random orthonormal matrix drawn from ``seed`` (VW's ``--random_init``).
+Oja's step is not scale-free; as VW normalizes its features (``--normalize``),
+``normalize=True`` (Oja-SON's auto defaults) turns V by ``gamma_t / s_t``, ``s_t`` the mean
+squared row norm so far (``Lambda_t`` keeps ``gamma_t``): V no longer depends on the rows' scale.
 
 References
 ----------
 - Luo, Agarwal, Cesa-Bianchi, Langford (2016), NIPS, Algorithm 4 (Oja's sketch) and
   Algorithm 3 (Oja-SON's update), equation (6).
-- Oja (1982), *Simplified neuron model as a principal component analyzer*; Oja and
-  Karhunen (1985), *On stochastic approximation of the eigenvectors and eigenvalues of the
-  expectation of a random matrix*.
+- Oja (1982), *Simplified neuron model as a principal component analyzer*; Oja and Karhunen (1985),
+  *On stochastic approximation of the eigenvectors and eigenvalues of the expectation of a random matrix*.
 """
 
 from __future__ import annotations
@@ -118,7 +118,8 @@ class OjaSketch(Observable, Tunable):
     always returns a :class:`~explorer.sketch.ShrinkRecord` (``squared``: the new ``e``
     descending, ``delta`` 0, ``kept`` m), ``rank`` is m and ``capacity`` m + 1 (a new row
     fills the (m+1)-th slot and is folded in at once). Needs ``1 <= m <= d``;
-    ``learning_rate`` in [1, 100]; ``seed`` None or an integer >= 0 (``V_0``).
+    ``learning_rate`` in [1, 100]; ``seed`` None or an integer >= 0 (``V_0``); ``normalize``
+    True or False (V turns by ``gamma / s_t``, ``s_t`` the mean squared row norm: scale-free).
 
     >>> sk = OjaSketch(d=3, m=2, seed=0)
     >>> sk.extend([[3.0, 0.0, 0.0]] * 20)
@@ -128,7 +129,8 @@ class OjaSketch(Observable, Tunable):
     True
     """
 
-    def __init__(self, d: int, m: int, *, learning_rate: float = 2.0, seed: int | None = None):
+    def __init__(self, d: int, m: int, *, learning_rate: float = 2.0, seed: int | None = None,
+                 normalize: bool = False):
         super().__init__()
         self.d = check_int("d", d, minimum=1)
         self.m = check_int("m", m, minimum=1)
@@ -138,6 +140,9 @@ class OjaSketch(Observable, Tunable):
         check_matrix_size(f"d = {self.d} and m = {self.m}", self.m + 1, self.d)
         self.learning_rate = check_float("learning_rate", learning_rate, minimum=1.0, maximum=100.0)
         self.seed = None if seed is None else check_int("seed", seed, minimum=0)
+        if not isinstance(normalize, (bool, np.bool_)):
+            raise ValueError(f"normalize must be True or False, got {normalize!r}")
+        self.normalize = bool(normalize)
         start = perturb(np.random.default_rng(self.seed).standard_normal((self.m, self.d)))
         self._components = _orthonormal_rows(start)
         self._eigenvalues = np.zeros(self.m)
@@ -146,7 +151,8 @@ class OjaSketch(Observable, Tunable):
         self._frobenius_squared = 0.0
 
     def __repr__(self) -> str:
-        return (f"OjaSketch(d={self.d}, m={self.m}, learning_rate={self.learning_rate:g}) "
+        scaled = ", normalize=True" if self.normalize else ""
+        return (f"OjaSketch(d={self.d}, m={self.m}, learning_rate={self.learning_rate:g}{scaled}) "
                 f"n_seen={self.n_seen}")
 
     # -- what a learner reads ----------------------------------------------------------------
@@ -227,6 +233,8 @@ class OjaSketch(Observable, Tunable):
         mass = check_row_mass(self._frobenius_squared, row)
         t = self.n_seen + 1
         gamma = min(self.learning_rate / t, 1.0)
+        # normalize: the turn of V on rows scaled to mean squared norm 1 (s_t = mass / t)
+        turn = gamma * (t / mass) if self.normalize and mass > 0 else gamma
         refusal = ValueError("Oja's step overflows for this row (rows of squared norm near "
                              f"{MAX_SQUARED_MASS:.0e}); rescale the data; nothing was added")
         with np.errstate(over="ignore", invalid="ignore"):
@@ -234,7 +242,7 @@ class OjaSketch(Observable, Tunable):
             kept = (1.0 - gamma) * t / (t - 1) * self._eigenvalues if t > 1 else 0.0
             eigenvalues = kept + gamma * t * projected ** 2
             try:
-                components = oja_rotation(self._components, projected, row, gamma)
+                components = oja_rotation(self._components, projected, row, turn)
             except ValueError:
                 raise refusal from None
         if not (np.isfinite(eigenvalues).all() and np.isfinite(components).all()):
@@ -255,14 +263,14 @@ class OjaSketch(Observable, Tunable):
     def _settings(self) -> dict:
         """The constructor's arguments as a state dict stores them (seed None as -1)."""
         return {"d": self.d, "m": self.m, "learning_rate": self.learning_rate,
-                "seed": -1 if self.seed is None else self.seed}
+                "seed": -1 if self.seed is None else self.seed, "normalize": self.normalize}
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "OjaSketch":
         reader = StateReader(state, cls)
         sk = cls(reader.count("d", minimum=1), reader.count("m", minimum=1),
                  learning_rate=reader.number("learning_rate", minimum=1.0, maximum=100.0),
-                 seed=reader.seed())
+                 seed=reader.seed(), normalize=reader.flag("normalize") if reader.has("normalize") else False)
         sk.load_state_dict(state)
         return sk
 
@@ -271,10 +279,12 @@ class OjaSketch(Observable, Tunable):
         checked before anything is stored: ``V`` finite with orthonormal rows (up to
         :data:`ORTHONORMAL_TOLERANCE`), ``e`` finite and >= 0, zero before the first row
         and with ``sum(e) <= learning_rate ||A||_F^2``; a refusal is a ``ValueError``
-        naming the key, with the sketch as it was."""
+        naming the key, with the sketch as it was. States saved without ``normalize``
+        (older versions) load into either rule."""
         reader = StateReader(state, type(self))
         for key, value in self._settings().items():
-            reader.same(key, value)
+            if key != "normalize" or reader.has(key):
+                reader.same(key, value)
         components = reader.array("components", self._components.shape)
         with np.errstate(over="ignore", invalid="ignore"):  # a tampered huge V gives inf: refused
             error = np.abs(components @ components.T - np.eye(self.m)).max()

@@ -55,14 +55,16 @@ def check_size(kind: str, d: int, m: int, fast: bool) -> None:
     check_matrix_size(f"d = {d} and m = {m}", *shape)
 
 
-def make_curvature(kind: str, d: int, m: int, alpha0: float, fast: bool, seed: int | None):
-    """The curvature ``sketch=kind`` names, with ``H_0 = alpha0 I``."""
+def make_curvature(kind: str, d: int, m: int, alpha0: float, fast: bool, seed: int | None,
+                   normalize: bool = False):
+    """The curvature ``sketch=kind`` names, with ``H_0 = alpha0 I`` (``normalize``: Oja's
+    scale-free step, :class:`~explorer.oja.OjaSketch`)."""
     if kind == "full":
         return FullCurvature(d, alpha0)
     if kind == "rp":
         sketch = RandomProjectionSketch(d, m, seed=seed)
     elif kind == "oja":
-        sketch = OjaSketch(d, m, seed=seed)
+        sketch = OjaSketch(d, m, seed=seed, normalize=normalize)
     elif kind == "rfd":
         sketch = RobustFrequentDirections(d, m, alpha0=alpha0, fast=fast)
     else:

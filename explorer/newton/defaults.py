@@ -42,7 +42,7 @@ from .._validation import SCALES, check_scale
 from ..learner import RoundRefused
 from ..sketch import MAX_SQUARED_MASS
 from ..state import StateReader
-from .curvature import check_row
+from .curvature import check_row, make_curvature
 
 __all__ = ["AUTO", "AUTO_SLAB", "AUTO_NAMES", "PLACEHOLDERS", "MAX_CURVATURE", "UNSKETCHED_SAFETY",
            "FIXED_SHIFT_SKETCHES", "SCALE_AGREEMENT", "default_mu", "auto_settings", "unsketched_alpha0",
@@ -237,6 +237,12 @@ class AutoDefaults:
         ((), 20.0, 0.03125, 12.625)
         """
         return self._pending
+
+    def _make_curvature(self):
+        """The curvature for the settings in use; Oja-SON with an auto alpha0 also scales Oja's
+        step to the rows (:class:`~explorer.oja.OjaSketch` ``normalize``), a given one keeps the paper's."""
+        return make_curvature(self.sketch_kind, self.d, self.m, self.alpha0, self.fast, self.seed,
+                              normalize="alpha0" in self._auto)
 
     def _placeholder(self, name: str) -> float:
         """What a pending setting holds (FULL-ON's alpha0 is 1: it keeps ``I / alpha0``)."""

@@ -84,8 +84,18 @@ class OjaSON(_FixedSketch):
     """Oja-SON (Luo et al. 2016, Algorithm 4): ``H_t = alpha_0 I + B_t^T B_t``,
     ``B_t = diag(sqrt(e)) V`` from Oja's sketch (``m <= d``, ``V_0`` drawn from ``seed``).
 
-    >>> OjaSON(3, m=2, seed=0).sketch_kind
-    'oja'
+    With ``alpha0="auto"`` (the default) ``alpha_0 = 2 l''_max max_t |x_t|^2``
+    (:func:`~explorer.newton.unsketched_alpha0`: a step outside the sketch's span goes at
+    most half way to the one-dimensional Newton step) and Oja's step is scaled to the rows'
+    mean squared norm (:class:`~explorer.oja.OjaSketch` with ``normalize=True``, as VW's
+    OjaNewton normalizes its features); a number for ``alpha0`` keeps the paper's unscaled
+    step. What to set when it trails RFD-SON (short streams, rows of uneven norm, such as
+    MNIST digits): ``alpha0`` at a half and a quarter of the auto value (``learner.alpha0``
+    after a pass), keeping the one with the fewest mistakes on held-out rows;
+    benchmarks/README.md has the measurements.
+
+    >>> OjaSON(3, m=2, seed=0).sketch_kind, OjaSON(3, m=2).sketch.normalize
+    ('oja', True)
     """
 
     SKETCH = "oja"

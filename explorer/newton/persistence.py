@@ -60,6 +60,8 @@ class NewtonState:
         state["pending"] = ",".join(name for name in self._pending if name in fresh.pending_defaults)
         if not fresh_state["auto"]:  # no auto setting: nothing left to re-resolve
             state["anchor"] = np.zeros(2)
+        if "curvature.sketch.normalize" in fresh_state:  # Oja's step: scale-free with an auto alpha0 only
+            state["curvature.sketch.normalize"] = fresh_state["curvature.sketch.normalize"]
         alpha0 = fresh.alpha0
         if "alpha0" not in changes or alpha0 == self.alpha0:
             return state

@@ -25,7 +25,7 @@ from ..losses import check_label, check_labels, get_loss
 from ..params import Tunable
 from ..state import all_or_nothing, stateful
 from .compiled import CompiledRounds
-from .curvature import SKETCHES, check_row, check_size, make_curvature
+from .curvature import SKETCHES, check_row, check_size
 from .defaults import AUTO, ETA_SCHEDULES, SUPPORTED_LOSSES, AutoDefaults
 from .persistence import NewtonState
 
@@ -158,9 +158,6 @@ class SketchedOnlineNewton(CompiledRounds, AutoDefaults, NewtonState, Tunable, O
         self.last_prediction = 0.0
         # a shrink happens inside round self.t + 1 (self.t counts the rounds done)
         self._use_curvature(self._make_curvature())
-
-    def _make_curvature(self):
-        return make_curvature(self.sketch_kind, self.d, self.m, self.alpha0, self.fast, self.seed)
 
     def __repr__(self) -> str:
         sketch = f"sketch={self.sketch_kind!r}, " if "sketch" in self.param_names() else ""
