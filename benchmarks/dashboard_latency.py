@@ -2,6 +2,7 @@
 
     python benchmarks/dashboard_latency.py            # ~3 minutes (most of it waiting for cleanup)
     python benchmarks/dashboard_latency.py --quick    # under a minute, no cleanup wait
+    python benchmarks/dashboard_latency.py --first-figure   # only the time to each page's first figure
 
 The server runs as ``explorer serve`` runs it (``explorer.dashboard.serve``, its own
 process, with ``session_history`` on so ``/rest/session_info`` counts live sessions);
@@ -18,6 +19,12 @@ default d = 50, m = 10 (low rank + noise, n = 1000):
   each stepped to t = 300, and after they closed and Bokeh's cleanup ran; then N more
   sessions open and close, to see that the freed memory is reused (CPython rarely hands
   freed memory back to the OS, so RSS alone understates what was freed).
+
+- **first figure** (``--first-figure``, also in a full run): for each page, from the
+  navigation's start (``performance.timeOrigin``) to the first Plotly figure drawn
+  (``.main-svg`` in it), in a fresh browser context (a first visit: nothing cached) and
+  on a reload (the scripts cached); with the navigation's response, DOMContentLoaded and
+  load beside it, to see what dominates. Median of three visits; the aim is 2 s.
 
 Without chromium the benchmark reports itself skipped. Timings depend on the load of the
 machine (the browser renders in software); the load average is printed with them.
@@ -84,11 +91,24 @@ GAPS_JS = """async (plot, seconds) => {
 }"""
 
 
-def run(quick: bool = False) -> dict:
+def run(quick: bool = False, only_first_figure: bool = False) -> dict:
     chromium = shutil.which("chromium")
     if chromium is None:
         return {"skipped": "Debian chromium is not installed", CORRECTNESS_KEY: True}
     from playwright.sync_api import sync_playwright
+
+    if only_first_figure:
+        server = _Server()
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+                result = {"load_average": os.getloadavg()[0], "first_figure": first_figure(browser, server),
+                          CORRECTNESS_KEY: True}
+                browser.close()
+            result["load_average_after"] = os.getloadavg()[0]
+            return result
+        finally:
+            server.stop()
 
     sessions = 3 if quick else 10
     server = _Server()
@@ -115,6 +135,7 @@ def run(quick: bool = False) -> dict:
             for draw in (False, True):
                 result["fairness_drawn" if draw else "fairness"] = _fairness(
                     browser, server, sessions, seconds=8 if quick else 20, draw=draw)
+            result["first_figure"] = first_figure(browser, server)
             result.update(_memory(browser, server, sessions, wait=not quick))
             browser.close()
         result["load_average_after"] = os.getloadavg()[0]
@@ -266,6 +287,57 @@ def _summary(values: list[float]) -> dict:
             "min": ordered[0], "max": ordered[-1], "n": len(ordered)}
 
 
+PAGE_KEYS = ("sketching", "newton", "adagrad", "pca", "fm")
+FIRST_FIGURE_AIM_S = 2.0
+# When the navigation's milestones came, in ms from its start (the browser's clock).
+MILESTONES_JS = """() => {
+  const nav = performance.getEntriesByType("navigation")[0];
+  return {now: performance.now(), response: nav.responseEnd, dom: nav.domContentLoadedEventEnd,
+          load: nav.loadEventEnd};
+}"""
+
+
+def first_figure(browser, server, visits: int = 3) -> dict:
+    """Per page: ms from navigation start to the first Plotly figure drawn, on a first
+    visit (a fresh context) and on a reload, median of ``visits`` (the poll that sees the
+    figure adds a few ms)."""
+    out = {}
+    for key in PAGE_KEYS:
+        cold, warm = [], []
+        for _ in range(visits):
+            context = browser.new_context(viewport=VIEWPORT)
+            try:
+                page = context.new_page()
+                page.set_default_timeout(120_000)
+                for visit in (cold, warm):
+                    if visit is cold:
+                        page.goto(f"{server.url}?page={key}", wait_until="commit")
+                    else:
+                        page.reload(wait_until="commit")
+                    page.locator(".js-plotly-plot .main-svg").first.wait_for(state="attached")
+                    visit.append(page.evaluate(MILESTONES_JS))
+            finally:
+                context.close()
+        out[key] = {name: {field: statistics.median(v[field] for v in visits_) for field in visits_[0]}
+                    for name, visits_ in (("first_visit", cold), ("reload", warm))}
+    return out
+
+
+def _format_first_figure(result: dict) -> list[str]:
+    lines = [f"  first figure drawn, ms from navigation start (median of 3; aim {FIRST_FIGURE_AIM_S:g} s):"]
+    worst = 0.0
+    for key, visits in result.items():
+        cells = []
+        for name, m in visits.items():
+            worst = max(worst, m["now"])
+            cells.append(f"{name.replace('_', ' ')} {m['now']:.0f} (response {m['response']:.0f}, "
+                         f"DOM {m['dom']:.0f}, load {m['load']:.0f})")
+        lines.append(f"    {key:<10} " + "; ".join(cells))
+    lines.append(f"  verdict: slowest first figure {worst / 1000:.1f} s, "
+                 f"{'within' if worst <= FIRST_FIGURE_AIM_S * 1000 else 'ABOVE'} the {FIRST_FIGURE_AIM_S:g} s aimed for")
+    return lines
+
+
 class _Server:
     """``explorer.dashboard.serve`` in a child process on a free localhost port."""
 
@@ -316,6 +388,10 @@ class _Server:
 def format_results(result: dict) -> str:
     if "skipped" in result:
         return f"dashboard_latency: skipped ({result['skipped']})"
+    if "step_to_plot_ms" not in result:
+        return "\n".join([f"dashboard first figures (load average {result['load_average']:.1f} before, "
+                          f"{result['load_average_after']:.1f} after)",
+                          *_format_first_figure(result["first_figure"])])
     lat = result["step_to_plot_ms"]
     lines = [
         f"dashboard (sketching page, d = 50, m = 10; load average {result['load_average']:.1f})",
@@ -336,6 +412,8 @@ def format_results(result: dict) -> str:
                          f"{rate['median']:.1f} (min {rate['min']:.1f}, max {rate['max']:.1f}); longest "
                          f"stall median {stall['median']:.1f} s, max {stall['max']:.1f} s over "
                          f"{fair['seconds']:.0f} s; server {100 * fair['server_cpu']:.0f}% of a core")
+    if "first_figure" in result:
+        lines += _format_first_figure(result["first_figure"])
     if "rss_mb_after_close" in result:
         lines += [
             f"  after they closed      {result['rss_mb_after_close']:.0f} MB, "
@@ -353,8 +431,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", metavar="PATH")
+    parser.add_argument("--first-figure", action="store_true", help="only the time to each page's first figure")
     args = parser.parse_args()
-    outcome = run(quick=args.quick)
+    outcome = run(quick=args.quick, only_first_figure=args.first_figure)
     print(format_results(outcome))
     if args.json:
         with open(args.json, "w") as out:
