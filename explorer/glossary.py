@@ -96,7 +96,8 @@ S61, S62, S63, S64, S65 = ("6.1 Generalized FD (Algorithms 2-3)", "6.2 The compa
                            "6.3 FTRL (Algorithm 1) — `FTRLFM`", "6.4 S-FTRL (Algorithm 4) — `SketchedFTRL`",
                            "6.5 OGD baseline — `OGDFM`")
 NEWTON, ADAGRAD, PCA, FM = ("newton",), ("adagrad",), ("pca",), ("fm",)
-_MATRIX = r"(?<![A-Za-z'’\\])X(?![₊₋])(?=ᵀ|\^T|\^\\top|_k|ₖ|⁻|\^\{?-|[ ]?[−-][ ]|[ ]?\+)|‖X(?![₊₋])|(?<=[(ᵀ])X(?![A-Za-z₊₋])"
+_MATRIX = (r"(?<![A-Za-z'’\\])X(?![₊₋])(?=ᵀ|\^T|\^\\top|_k|ₖ|⁻|\^\{?-|[ ]?[−-][ ]|[ ]?\+)"
+           r"|‖X(?![₊₋])|(?<=[(ᵀ])X(?![A-Za-z₊₋])")
 """A matrix letter X next to a transpose, subscript k, inverse, + or −, or inside ‖, ( or
 after ᵀ: so that the article "A" of a sentence is not the matrix A."""
 
@@ -112,8 +113,8 @@ GLOSSARY: tuple[Symbol, ...] = (
     Symbol("d", "dimension", "the number of entries of each row", S01),
     Symbol("d", "dimension", "the number of entries of each row x_t (the paper's n)", S55, PCA),
     Symbol("n", "stream length", "the number of rows (rounds) in the stream", S01),
-    Symbol("n", "dimension (PCA paper)", "in 1/(n − k) and α/n: the dimension of x_t, the paper's n; "
-           "the sidebar's n is the stream length", S55, PCA),
+    Symbol("n", "dimension (PCA paper)", "in 1/(n − k) and α/n: the dimension of x_t, the paper's n "
+           "(the dashboard's sidebar n is the stream length)", S55, PCA),
     Symbol("k", "target rank", "A_k is the best rank-k approximation of A; the bounds hold for every k < m",
            S01, text=r"(?<![A-Za-z'’\\])k(?![A-Za-z'’])"),
     Symbol("k", "subspace dimension", "the number of directions each method keeps (a rank-k projection)",
@@ -302,8 +303,8 @@ def markdown_list(symbols, href) -> str:
     ``href(section)`` gives the link target of a docs heading (the caller knows where the
     docs are served). The glossary's text is escaped: it shows as written.
 
-    >>> print(markdown_list(entries("sketching")[:1], lambda section: "#x"))
-    - **m** (sketch size): rows of the sketch's buffer; after a shrink at most m − 1 are non-zero (the fast variants keep 2m) · [docs § 0.1](#x)
+    >>> print(markdown_list(entries("sketching")[4:5], lambda section: "#x"))
+    - **t** (round): rows (rounds) consumed so far; a\\_t is the t-th row · [docs § 0.1](#x)
     """
     return "\n".join(
         f"- **{escape_markdown(s.symbol)}** ({escape_markdown(s.name)}): {escape_markdown(s.meaning)}"

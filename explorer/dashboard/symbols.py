@@ -138,7 +138,8 @@ def symbols_panel(page) -> pn.pane.HTML:
 
     def read(key, text: str) -> None:
         found[key] = set(used_in(_TAG.sub("", text), page.key))
-        symbols = tuple(s for s in entries(page.key) if any(s in part for part in found.values()))
+        present = set().union(*found.values())
+        symbols = tuple(s for s in entries(page.key) if s in present)
         if symbols != shown[0]:
             shown[0] = symbols
             pane.object = symbols_html(symbols, page.key)
