@@ -11,12 +11,14 @@ Subcommands:
 ``explorer bench [-- ARGS ...]``
     Run ``benchmarks/run_all.py`` with the same Python, passing ``ARGS`` on
     (``explorer bench -- --quick`` for a smoke run).
+``explorer site [--out DIR] [--cache DIR] [--pyodide-dir DIR]``
+    Build the static site of the lessons and the dashboard (Pyodide) as ``make site`` does.
 ``explorer sketch DATA --m M [--rfd] [--exact] [--workers N] [--out FILE] ...``
     Sketch the rows of ``DATA`` (``.npy``, ``.npz``, zarr, ``.parquet``; read lazily)
     with Frequent Directions on Dask (:func:`explorer.distributed.sketch_array`), print
     what the sketch certifies and save it (``to_bytes``) with ``--out``.
 
-``lab`` and ``bench`` need a source checkout (``make lab`` sets one up); a wheel alone
+``lab``, ``bench`` and ``site`` need a source checkout (``make lab`` sets one up); a wheel alone
 says so. Bad input (arguments, a file that cannot be read or written, any ``OSError``,
 running out of memory) ends the command with exit status 2 and one line on stderr,
 ``explorer <command>: error: <what was wrong>``, the user's text shown as data
@@ -40,7 +42,8 @@ import numpy as np
 
 from .cli_errors import OneLineParser, os_reason, printable, report_error, silence_stdout
 
-__all__ = ["REPO_ROOT", "LESSONS_DIR", "BENCHMARKS_SCRIPT", "lab_command", "build_parser", "main"]
+__all__ = ["REPO_ROOT", "LESSONS_DIR", "BENCHMARKS_SCRIPT", "SITE_SCRIPT", "lab_command", "build_parser",
+           "main"]
 
 #: The source checkout this package was imported from (editable install or repository).
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -48,6 +51,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 LESSONS_DIR = REPO_ROOT / "lessons"
 #: The script ``explorer bench`` runs.
 BENCHMARKS_SCRIPT = REPO_ROOT / "benchmarks" / "run_all.py"
+#: The script ``explorer site`` runs (``make site`` runs it too).
+SITE_SCRIPT = REPO_ROOT / "tools" / "build_site.py"
 
 
 def lab_command(
@@ -166,6 +171,42 @@ def _add_bench(subparsers) -> None:  # what ArgumentParser.add_subparsers() retu
         help="arguments for benchmarks/run_all.py, after --, e.g. `explorer bench -- --quick`",
     )
     parser.set_defaults(run=_bench)
+
+
+def _site(args: argparse.Namespace) -> int:
+    if not SITE_SCRIPT.is_file() or not LESSONS_DIR.is_dir():
+        raise ValueError(f"no site build script at {SITE_SCRIPT}. The site is built from the source "
+                         "repository (its tools/ and lessons/): run this from a checkout")
+    out = Path(args.out).expanduser().resolve()
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file: give a new or empty folder (the build replaces it)")
+    if out.is_dir() and any(out.iterdir()) and not (out / "jupyter-lite.json").is_file():
+        raise ValueError(f"--out {out} holds other files and is not a site built before: give a new "
+                         "or empty folder (the build replaces it)")
+    command = [sys.executable, str(SITE_SCRIPT), "--out", str(out),
+               "--cache", str(Path(args.cache).expanduser().resolve())]
+    if args.pyodide_dir is not None:
+        if not Path(args.pyodide_dir).is_dir():
+            raise ValueError(f"--pyodide-dir {args.pyodide_dir} is not a folder")
+        command += ["--pyodide-dir", str(Path(args.pyodide_dir).resolve())]
+    return _run_until_done(command, cwd=REPO_ROOT)
+
+
+def _add_site(subparsers) -> None:  # what ArgumentParser.add_subparsers() returns
+    parser = subparsers.add_parser(
+        "site",
+        help="build the static site: the lessons and the dashboard in the browser (Pyodide)",
+        description="Build the lessons (JupyterLite) and the dashboard (a Pyodide worker) as one "
+        "static folder, from pinned, hash-checked npm and PyPI packages (tools/build_site.py, "
+        "as `make site`). Serve it with `python -m http.server -d DIR`.",
+    )
+    parser.add_argument("--out", default=str(REPO_ROOT / "site"), metavar="DIR",
+                        help="the site's folder, new, empty or a site built before (default: %(default)s)")
+    parser.add_argument("--cache", default=str(REPO_ROOT / ".cache" / "site"), metavar="DIR",
+                        help="where downloads are kept between builds (default: %(default)s)")
+    parser.add_argument("--pyodide-dir", default=None, metavar="DIR",
+                        help="Pyodide 0.27.7's own distribution, instead of the PyPI copy")
+    parser.set_defaults(run=_site)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -355,7 +396,7 @@ def _add_sketch(subparsers) -> None:  # what ArgumentParser.add_subparsers() ret
     parser.set_defaults(run=_sketch)
 
 
-_SUBCOMMANDS = (_add_serve, _add_lab, _add_bench, _add_sketch)
+_SUBCOMMANDS = (_add_serve, _add_lab, _add_bench, _add_site, _add_sketch)
 
 
 _DEBUG_HELP = "show the traceback of an error (default: one line on stderr)"

@@ -110,6 +110,53 @@ def test_bench_without_script_says_why(tmp_path, monkeypatch, capsys):
     assert "no benchmark script" in capsys.readouterr().err
 
 
+def test_site_help_names_its_options(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["site", "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert all(option in out for option in ("--out", "--cache", "--pyodide-dir", "make site"))
+
+
+def test_site_without_a_checkout_says_why(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "SITE_SCRIPT", tmp_path / "tools" / "build_site.py")
+    monkeypatch.setattr(cli, "_run_until_done", lambda *a, **k: pytest.fail("must not build"))
+    assert cli.main(["site", "--out", str(tmp_path / "site")]) == 2
+    assert "no site build script" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("case", ["file", "other folder", "unknown option", "missing pyodide dir"])
+def test_site_refuses_bad_arguments_before_building(tmp_path, monkeypatch, capsys, case):
+    """A folder that is not a site is never replaced (the build deletes --out first)."""
+    monkeypatch.setattr(cli, "_run_until_done", lambda *a, **k: pytest.fail("must refuse first"))
+    (tmp_path / "notes.txt").write_text("mine")
+    argv, message = {
+        "file": (["--out", str(tmp_path / "notes.txt")], "is a file"),
+        "other folder": (["--out", str(tmp_path)], "not a site built before"),
+        "unknown option": (["--outt", "x"], "unrecognized arguments"),
+        "missing pyodide dir": (["--out", str(tmp_path / "new"), "--pyodide-dir",
+                                 str(tmp_path / "none")], "is not a folder"),
+    }[case]
+    try:
+        code = cli.main(["site", *argv])
+    except SystemExit as exit_info:  # argparse's own errors
+        code = exit_info.code
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.count("\n") == 1
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_site_runs_the_build_script_from_the_checkout(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(cli, "_run_until_done", lambda command, cwd=None: calls.append((command, cwd)) or 0)
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "jupyter-lite.json").write_text("{}")  # a site built before: replaced
+    assert cli.main(["site", "--out", str(tmp_path / "old"), "--cache", str(tmp_path / "c")]) == 0
+    (command, cwd), = calls
+    assert command == [sys.executable, str(cli.SITE_SCRIPT), "--out", str(tmp_path / "old"),
+                       "--cache", str(tmp_path / "c")] and cwd == cli.REPO_ROOT
+
+
 def test_bench_runs_the_script_from_the_repository_root(tmp_path, monkeypatch):
     script = tmp_path / "benchmarks" / "run_all.py"
     script.parent.mkdir()

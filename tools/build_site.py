@@ -1,4 +1,4 @@
-"""Build the lessons as a static JupyterLite site that runs the real ``explorer`` in Pyodide.
+"""Build the lessons (JupyterLite) and the dashboard as a static site running the real ``explorer`` in Pyodide.
 
     python tools/build_site.py [--out site] [--cache .cache/site]
 
@@ -23,6 +23,10 @@ Where the bytes come from, all from the package registries, all pinned:
   package of the pinned sdist, wrapped in a ``py3-none-any`` wheel here. PyYAML (dask imports
   it) and pyrsistent (jsonschema 4.17 imports it) both run without their C extension.
 
+The dashboard (``dashboard/index.html``, ``explorer/site_dashboard.py``) shares the Pyodide folder:
+Panel and Bokeh (slimmed), their pure dependencies and stand-ins are added to the same lock, but
+the lessons' kernel still loads only its own packages.
+
 After the build, every text file of the output is searched for URLs of public CDNs and package
 indexes; one that is not on the short list of known, unused defaults (``ALLOWED_URLS``) fails it.
 """
@@ -45,6 +49,9 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from explorer import site_dashboard  # noqa: E402  (the dashboard's part of the site)
+
 REQUIREMENTS = ROOT / "tools" / "site_requirements.txt"
 PYODIDE_NPM = "pyodide@0.27.7"
 PYODIDE_NPM_SHA256 = "89d5d952675eb08e11286e52c7238f1248ce71726e896db9703e73bef23dc343"
@@ -55,6 +62,7 @@ STAND_INS = (
      "lib/yaml"),
     ("pyrsistent", "0.20.0", "4c48f78f62ab596c679086084d0dd13254ae4f3d6c72a83ffdf5ebdef8f265a4",
      "pyrsistent"),
+    *site_dashboard.STAND_INS,
 )
 CORE_FILES = ("pyodide.js", "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm",
               "python_stdlib.zip")
@@ -65,6 +73,7 @@ KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
 # here, with the dependencies they need in the browser.
 FROM_LOCK = ("numpy", "scipy", "pandas", "scikit-learn", "threadpoolctl", "packaging",
              "micropip", "ssl", "sqlite3", "jedi", "ipython", "traitlets")
+DASHBOARD_FROM_LOCK = ("contourpy", "pillow")  # Bokeh's compiled dependencies
 PURE = {  # distribution -> (import names, dependencies)
     "sketch-explorer": (["explorer"], ["numpy", "scipy", "plotly", "ipywidgets", "tqdm",
                                         "threadpoolctl", "pandas", "scikit-learn", "dask",
@@ -98,6 +107,8 @@ PURE = {  # distribution -> (import names, dependencies)
     "ipykernel": (["ipykernel"], []),
     "widgetsnbextension": (["widgetsnbextension"], []),
 }
+LESSONS_PURE = tuple(PURE)  # what the lessons' kernel loads, besides FROM_LOCK's closure
+PURE.update(site_dashboard.PURE)  # the dashboard's (site_dashboard.PACKAGES and dependencies)
 KERNEL_WHEELS = ("piplite", "pyodide_kernel", "ipykernel", "widgetsnbextension-4")
 LAB_EXTENSIONS = ("jupyterlite_pyodide_kernel", "jupyterlab_widgets", "plotly")
 CDN_HOSTS = ("cdn.jsdelivr.net", "unpkg.com", "cdnjs.cloudflare.com", "cdn.plot.ly",
@@ -120,6 +131,11 @@ ALLOWED_URLS = {
     # plotly.js: map icons and geo topojson, only for map traces (the lessons draw none)
     "https://cdn.jsdelivr.net/npm/@mapbox/maki@8.2.0/icons/${t}.svg",
     "https://cdn.plot.ly/un/",
+    # the dashboard: Bokeh's TablerIcon model's font and its MathJax bundle (only for TeX in
+    # labels), plotly.js 3's map icons: the dashboard uses none of them
+    "https://cdn.jsdelivr.net/npm/@tabler/icons-webfont@latest",
+    "https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-svg.js",
+    "https://unpkg.com/maki@2.1.0/icons/",
 }
 
 
@@ -275,7 +291,7 @@ def pure_wheel(sdist: Path, name: str, version: str, folder: str, out_dir: Path)
     with tarfile.open(sdist) as tar:
         for m in tar.getmembers():
             rest = m.name[len(start):]
-            if m.name.startswith(start) and m.isfile() and "/" not in rest:
+            if m.name.startswith(start) and m.isfile() and rest.split("/")[0] not in {"test", "tests"}:
                 files[f"{package}/{rest}"] = tar.extractfile(m).read()
     if f"{package}/__init__.py" not in files:
         raise BuildError(f"{sdist} has no {folder}/__init__.py")
@@ -362,12 +378,24 @@ def check_no_cdn(out: Path) -> None:
     print(f"build_site: no CDN URL in {out} (known unused defaults in {len(found)} files)")
 
 
+def check_out(out: Path) -> None:
+    """``out`` may be replaced: absent, an empty folder, or a site built before (its
+    ``jupyter-lite.json``); anything else stops the build before a file is touched."""
+    if out.is_dir() and any(out.iterdir()) and not (out / "jupyter-lite.json").is_file():
+        raise BuildError(f"{out} is a folder with other files in it, not a site built before: "
+                         "give --out an empty or new folder (the build replaces it)")
+    if out.exists() and not out.is_dir():
+        raise BuildError(f"{out} is a file, not a folder: give --out a new or empty folder")
+
+
 def build(out: Path, cache: Path, pyodide_dir: Path | None = None) -> dict:
     """Fetch, verify and assemble the site in ``out``; returns the build's figures."""
     t0 = time.monotonic()
+    check_out(out)
     got = fetch(cache)
     lock, core = read_npm(got["npm"])
-    names = lock_closure(lock, FROM_LOCK)
+    lesson_names = lock_closure(lock, FROM_LOCK)
+    names = lock_closure(lock, FROM_LOCK + DASHBOARD_FROM_LOCK)
     wanted = verified_pyodide(lock, core, pyodide_files(got["pypi"], pyodide_dir), names)
 
     lite = cache / "lite"
@@ -377,12 +405,15 @@ def build(out: Path, cache: Path, pyodide_dir: Path | None = None) -> dict:
     for fname, data in wanted.items():
         (static / fname).write_bytes(data)
     site_lock = {"info": lock["info"], "packages": {n: lock["packages"][n] for n in names}}
-    extra = [*kernel_wheels(got["pypi"], static), explorer_wheel(static)]
+    extra = [*kernel_wheels(got["pypi"], static), explorer_wheel(static),
+             site_dashboard.source_wheel("nh3", *site_dashboard.NH3_STAND_IN, static)]
     for sdist, (dist, version, _, folder) in zip(got["sdists"], STAND_INS):
         extra.append(pure_wheel(sdist, dist, version, folder, static))
     for wheel in sorted(got["pypi"].glob("*.whl")):
         dist = wheel.name.split("-")[0].replace("_", "-").lower()
-        if dist in PURE:
+        if dist in site_dashboard.SLIM:  # Panel and Bokeh without the JavaScript
+            extra.append(site_dashboard.slim_wheel(wheel, static, site_dashboard.SLIM[dist]))
+        elif dist in PURE:
             shutil.copy(wheel, static / wheel.name)
             extra.append(static / wheel.name)
     for wheel in extra:
@@ -396,7 +427,7 @@ def build(out: Path, cache: Path, pyodide_dir: Path | None = None) -> dict:
     shutil.copytree(ROOT / "lessons", lite / "files" / "lessons",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     settings = {"disablePyPIFallback": True, "pipliteUrls": [],
-                "loadPyodideOptions": {"packages": sorted(site_lock["packages"])}}
+                "loadPyodideOptions": {"packages": sorted({*lesson_names, *LESSONS_PURE})}}
     (lite / "jupyter-lite.json").write_text(json.dumps(
         {"jupyter-lite-schema-version": 0,
          "jupyter-config-data": {"appName": "Sketch Explorer lessons",
@@ -408,11 +439,19 @@ def build(out: Path, cache: Path, pyodide_dir: Path | None = None) -> dict:
     shutil.rmtree(out, ignore_errors=True)
     run([sys.executable, "-m", "jupyterlite_core", "build", "--lite-dir", lite,
          "--output-dir", out], cwd=lite)
+    dashboard = site_dashboard.build_dashboard(out, got["pypi"], cache / "dashboard-work")
     check_no_cdn(out)
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-    figures = {"size_mib": round(size / 2**20, 1), "build_s": round(time.monotonic() - t0, 1),
+    only = {site_lock["packages"][n]["file_name"] for n in set(site_lock["packages"]) - set(
+        settings["loadPyodideOptions"]["packages"])}  # the dashboard's packages
+    only_size = sum((out / "static" / "pyodide" / f).stat().st_size for f in only)
+    mib = lambda n: round(n / 2**20, 1)  # noqa: E731
+    figures = {"size_mib": mib(size), "build_s": round(time.monotonic() - t0, 1),
+               "dashboard_mib": mib(dashboard["size"] + only_size),
+               "lessons_mib": mib(size - dashboard["size"] - only_size),
                "packages": sorted(site_lock["packages"])}
-    print(f"build_site: {out} holds {figures['size_mib']} MiB, built in {figures['build_s']} s")
+    print(f"build_site: {out} holds {figures['size_mib']} MiB (lessons {figures['lessons_mib']}, "
+          f"the dashboard's own files {figures['dashboard_mib']}), built in {figures['build_s']} s")
     return figures
 
 

@@ -13,13 +13,15 @@ row learned (:class:`~.transport.Transport`); a settings change the active page 
 run on is undone (the page keeps its stream: its restart is all or nothing); a page that
 cannot open on the current data set opens on the default one. An upload is parsed in a
 worker thread (:meth:`Dashboard.upload_in_background`), so that the server goes on
-answering this session and the others while it reads.
+answering this session and the others while it reads; in the browser (Pyodide, where
+``sys.platform == "emscripten"`` and there are no threads) it is parsed in place.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from urllib.parse import parse_qsl, urlencode
 
 import panel as pn
@@ -37,7 +39,7 @@ from .settings import DEFAULT_DATASET, UPLOAD, URL_NAMES, Settings, apply_query,
 from .transport import Transport, reason
 from .upload import UploadedData, check_size, parse_upload
 
-__all__ = ["Dashboard", "create_app", "PAGES"]
+__all__ = ["Dashboard", "create_app", "PAGES", "BROWSER_NOTE", "platform_notes"]
 
 PAGES: tuple[type[Page], ...] = (SketchingPage, NewtonPage, AdaGradPage, AdaptivePCAPage,
                                  FactorizationPage)
@@ -93,7 +95,8 @@ class Dashboard(param.Parameterized):
         return self.pages[key]
 
     def _show_notes(self) -> None:
-        self.notes = list(self.pages[self.page].notes) if self.page in self.pages else []
+        notes = list(self.pages[self.page].notes) if self.page in self.pages else []
+        self.notes = [*notes, *platform_notes()]
 
     # -- routing changes --------------------------------------------------------------------
     def _restart(self, page: Page) -> bool:
@@ -178,10 +181,14 @@ class Dashboard(param.Parameterized):
     async def upload_in_background(self, filename: str, content: bytes) -> bool | None:
         """:meth:`upload`, parsing in a worker thread while the server answers other events
         (the layout's file input calls this). Of uploads that overlap, the last one wins:
-        an earlier one returns None (neither used nor refused)."""
+        an earlier one returns None (neither used nor refused). In the browser (Pyodide:
+        ``sys.platform == "emscripten"``), which has no threads, the parse runs in place."""
         self._uploads += 1
         ticket = self._uploads
-        result = await asyncio.to_thread(_read_upload, filename, content)
+        if sys.platform == "emscripten":
+            result = _read_upload(filename, content)
+        else:
+            result = await asyncio.to_thread(_read_upload, filename, content)
         return self._use_upload(result) if ticket == self._uploads else None
 
     def refuse_upload(self, filename: str, n_bytes: int) -> None:
@@ -356,6 +363,18 @@ def _read_upload(filename: str, content: bytes) -> UploadedData | str:
         return f"Upload refused: {error}"
     except Exception as error:  # a parser bug must not reach the user as a traceback
         return f"Upload refused: {filename} could not be read ({type(error).__name__})."
+
+
+BROWSER_NOTE = ("This dashboard runs in your browser (Pyodide): the links to the lessons and to "
+                "docs/algorithms.md open only with `make serve` (this site's lessons are in "
+                "lab/index.html), and an upload is read in this tab, which waits until it is read.")
+"""What differs in the static site's dashboard, shown there below the page's own notes."""
+
+
+def platform_notes() -> list[str]:
+    """The notes the page shows on this platform: :data:`BROWSER_NOTE` in Pyodide
+    (``sys.platform == "emscripten"``), none elsewhere."""
+    return [BROWSER_NOTE] if sys.platform == "emscripten" else []
 
 
 def create_app(pages: tuple[type[Page], ...] = PAGES) -> pn.template.BaseTemplate:

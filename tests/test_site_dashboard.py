@@ -1,0 +1,181 @@
+"""The dashboard in the static site (explorer/site_dashboard.py), driven in headless chromium.
+
+The browser test opens ``dashboard/index.html`` of the site tests/test_site.py builds (same
+fixtures, same skip rule: ``EXPLORER_SITE_TESTS=1``), waits for the first figure (its time is
+printed for benchmarks/README.md), then Step, Play, Pause and Back change the figures and the
+URL, with every request not to 127.0.0.1 aborted and counted (0) and no page error. The unit
+tests need no browser: the upload path without threads, the page's local URLs, the wheels.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import re
+import sys
+import time
+import zipfile
+
+import pytest
+
+from explorer import site_dashboard
+from test_site import SITE_TESTS, _guard, site_browser, site_dir, site_url  # noqa: F401
+
+SMALL = "n=200&d=12&m=5"
+
+
+def test_in_the_browser_an_upload_is_parsed_without_a_thread(monkeypatch):
+    """Pyodide has no threads: ``asyncio.to_thread`` fails there, so the upload is parsed in
+    place when ``sys.platform == "emscripten"``."""
+    from explorer.dashboard.app import Dashboard
+    from explorer.dashboard.settings import UPLOAD
+
+    def no_threads(*args, **kwargs):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(asyncio, "to_thread", no_threads)
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    app = Dashboard()
+    app.settings.param.update(n=200, d=12, m=4)
+    accepted = asyncio.new_event_loop().run_until_complete(
+        app.upload_in_background("mine.csv", b"1,2\n3,4\n5,7\n"))
+    assert accepted and app.settings.dataset == UPLOAD and app.active.n_rows == 3
+    refused = asyncio.new_event_loop().run_until_complete(
+        app.upload_in_background("bad.csv", b"1,2\n3,x\n"))
+    assert refused is False and app.messages[0].startswith("Upload refused: bad.csv")
+
+
+def test_in_the_browser_the_page_says_what_differs(monkeypatch):
+    from explorer.dashboard import app as app_module
+
+    assert app_module.platform_notes() == []
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    assert app_module.platform_notes() == [app_module.BROWSER_NOTE]
+    app = app_module.Dashboard()
+    assert app.notes[-1] == app_module.BROWSER_NOTE
+    app.settings.m = 7  # the page's notes change; the browser's stays
+    assert app.notes[-1] == app_module.BROWSER_NOTE
+
+
+def test_the_page_points_at_the_sites_own_files_and_is_reproducible():
+    page = ('<script src="https://cdn.holoviz.org/panel/1.9.4/dist/panel.min.js"></script>'
+            '<div id="fe5cffa7-0891-4915-9823-1729c2114690"></div>'
+            '<div id="d5145a1c-d8a0-4d17-a056-9301854b9eff"></div>'
+            '<x ref="fe5cffa7-0891-4915-9823-1729c2114690">')
+    out = site_dashboard.local_urls(page)
+    assert 'src="panel/1.9.4/dist/panel.min.js"' in out and "https://" not in out
+    ids = re.findall(r'"([0-9a-f-]{36})"', out)
+    assert ids[0] == ids[2] != ids[1]  # the same id stays the same, another gets another
+    other = page.replace("fe5cffa7", "0123abcd").replace("d5145a1c", "89abcdef")
+    assert site_dashboard.local_urls(other) == out  # random ids in, the same page out
+
+
+def test_the_slim_wheel_drops_the_javascript_and_its_record_lists_what_is_left(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    wheel = src / "panel-1.9.4-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("panel/__init__.py", "x = 1\n")
+        zf.writestr("panel/dist/bundled/big.js", "y" * 1000)
+        zf.writestr("panel/io/a.js.map", "{}")
+        zf.writestr("panel-1.9.4.dist-info/RECORD", "stale\n")
+    slim = site_dashboard.slim_wheel(wheel, tmp_path, site_dashboard.SLIM["panel"])
+    with zipfile.ZipFile(slim) as zf:
+        names = set(zf.namelist())
+        record = zf.read("panel-1.9.4.dist-info/RECORD").decode()
+    assert names == {"panel/__init__.py", "panel-1.9.4.dist-info/RECORD"}
+    assert record.startswith("panel/__init__.py,sha256=") and "stale" not in record
+    first = slim.read_bytes()
+    assert site_dashboard.slim_wheel(wheel, tmp_path, site_dashboard.SLIM["panel"]).read_bytes() == first
+
+
+def test_the_nh3_stand_in_lets_no_markup_through(tmp_path):
+    wheel = site_dashboard.source_wheel("nh3", *site_dashboard.NH3_STAND_IN, tmp_path)
+    with zipfile.ZipFile(wheel) as zf:
+        source = zf.read("nh3/__init__.py").decode()
+    module = {}
+    exec(compile(source, "nh3/__init__.py", "exec"), module)
+    cleaned = module["clean"]('<img src=x onerror="alert(1)">a & b')
+    assert "<" not in cleaned and '"' not in cleaned and cleaned.endswith("a &amp; b")
+
+
+def _build_site_module():
+    spec = importlib.util.spec_from_file_location("build_site_h1", site_dashboard.__file__.replace(
+        "explorer/site_dashboard.py", "tools/build_site.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_build_refuses_to_replace_a_folder_that_is_not_a_site(tmp_path):
+    bs = _build_site_module()
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(SystemExit, match="not a site built before"):
+        bs.build(tmp_path, tmp_path / "cache")
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+    with pytest.raises(SystemExit, match="is a file"):
+        bs.build(tmp_path / "notes.txt", tmp_path / "cache")
+
+
+def _shown_t(page) -> int:
+    text = page.get_by_text(re.compile(r"^t = \d+$")).first.text_content()
+    return int(text.split("=")[1])
+
+
+def _figure_data(page) -> str:
+    return page.locator(".js-plotly-plot").evaluate_all(
+        "els => JSON.stringify(els.map(el => el.data.map(d => [d.x, d.y])))")
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.skipif(not SITE_TESTS, reason="the static site's tests run with `make site-test`")
+@pytest.mark.timeout(900)
+def test_the_dashboard_steps_and_plays_in_the_static_site(site_browser, site_url, tmp_path):
+    context = site_browser.new_context(viewport={"width": 1400, "height": 900})
+    outside: list[str] = []
+    _guard(context, outside)
+    page = context.new_page()
+    page_errors: list[str] = []
+    page.on("pageerror", lambda e: page_errors.append(str(e)))
+    page.set_default_timeout(120_000)
+    t0 = time.monotonic()
+    page.goto(f"{site_url}/dashboard/index.html?{SMALL}")
+    page.locator(".js-plotly-plot .plot-container.plotly").first.wait_for(timeout=300_000)
+    first_render = time.monotonic() - t0
+    page.get_by_text("t = 0", exact=True).wait_for()
+    page.screenshot(path=str(tmp_path / "dashboard_first.png"))
+    print(f"\ndashboard: first figure {first_render:.1f} s after the page was opened")
+    assert "m=5" in page.url  # the link's settings were read
+    page.get_by_text(re.compile("This dashboard runs in your browser")).wait_for()
+
+    before = _figure_data(page)
+    page.get_by_role("button", name="Step", exact=True).click()
+    page.get_by_text("t = 1", exact=True).wait_for()
+    page.wait_for_function("() => /[?&]t=1(&|$)/.test(location.search)")
+    deadline = time.monotonic() + 60
+    while _figure_data(page) == before and time.monotonic() < deadline:
+        page.wait_for_timeout(200)
+    stepped = _figure_data(page)
+    assert stepped != before, "Step did not change the figures"
+
+    page.get_by_role("button", name="Play", exact=True).click()
+    deadline = time.monotonic() + 120
+    while _shown_t(page) < 10 and time.monotonic() < deadline:
+        page.wait_for_timeout(200)
+    page.get_by_role("button", name="Pause", exact=True).click()
+    stopped, shown = -1, _shown_t(page)
+    while shown != stopped:  # the page may still be showing the frames sent before the pause
+        page.wait_for_timeout(1500)
+        stopped, shown = shown, _shown_t(page)
+    assert stopped >= 10, f"Play reached only t = {stopped}"
+    page.wait_for_function(f"() => /[?&]t={stopped}(&|$)/.test(location.search)")
+    assert _figure_data(page) != stepped, "Play did not change the figures"
+
+    page.get_by_role("button", name="Back", exact=True).click()
+    page.get_by_text(f"t = {stopped - 1}", exact=True).wait_for()
+    page.screenshot(path=str(tmp_path / "dashboard_played.png"))
+    print(f"dashboard: Step, Play to t = {stopped}, Back; screenshots in {tmp_path}")
+    assert outside == [], f"requests to hosts other than 127.0.0.1: {sorted(set(outside))[:5]}"
+    assert page_errors == [], page_errors
+    context.close()
