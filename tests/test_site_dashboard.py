@@ -176,6 +176,16 @@ def test_the_dashboard_steps_and_plays_in_the_static_site(site_browser, site_url
     page.get_by_text(f"t = {stopped - 1}", exact=True).wait_for()
     page.screenshot(path=str(tmp_path / "dashboard_played.png"))
     print(f"dashboard: Step, Play to t = {stopped}, Back; screenshots in {tmp_path}")
+
+    # uploads: parsed in the worker without a thread; a bad file is explained, a good one streams
+    upload = page.locator('input[type="file"]')
+    upload.set_input_files(files=[{"name": "bad.csv", "mimeType": "text/csv",
+                                   "buffer": b"1,2,3\n4,five,6\n"}])
+    page.get_by_text("Upload refused: bad.csv: line 2, column 2 is not a number ('five')").wait_for()
+    rows = "\n".join(",".join(str((i * j) % 7 - 3) for j in range(6)) for i in range(40))
+    upload.set_input_files(files=[{"name": "mine.csv", "mimeType": "text/csv", "buffer": rows.encode()}])
+    page.get_by_text("of 40 rows").wait_for()
+    page.wait_for_function("() => /[?&]dataset=your\\+upload(&|$)/.test(location.search)")
     assert outside == [], f"requests to hosts other than 127.0.0.1: {sorted(set(outside))[:5]}"
     assert page_errors == [], page_errors
     context.close()
