@@ -53,6 +53,17 @@ def test_the_factory_counts_each_session_it_builds():
     assert [factory(), factory()] == ["an app", "an app"] and collector.live == 2
 
 
+def test_a_session_whose_build_failed_is_not_counted():
+    collector = SessionCollector()
+
+    def broken():
+        raise RuntimeError("no page")
+
+    with pytest.raises(RuntimeError):
+        server.session_factory(collector, build=broken)()
+    assert collector.live == 0
+
+
 def test_frozen_cycles_wait_for_the_thaw():
     collector = SessionCollector()
     node = _Node()

@@ -84,12 +84,13 @@ def session_factory(collector: SessionCollector, build=create_app):
         if loop not in freezing:  # one periodic freeze per server loop
             freezing[loop] = PeriodicCallback(collector.freeze, FREEZE_EVERY_S * 1000)
             freezing[loop].start()
+        app = build()  # counted once built: a session whose build failed never closes
         collector.opened()
         if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
             def closed(session_context) -> None:
                 if collector.closed():
                     IOLoop.current().call_later(THAW_DELAY_S, collector.thaw_if_still_due)
             pn.state.on_session_destroyed(closed)
-        return build()
+        return app
 
     return factory
