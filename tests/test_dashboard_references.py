@@ -20,7 +20,7 @@ import re
 import threading
 import unicodedata
 from html.parser import HTMLParser
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import pytest
 from panel.util import parse_query
@@ -215,3 +215,23 @@ def test_the_layout_shows_the_active_pages_links():
         parser = Anchors()
         parser.feed(pane.object)
         assert [(text, href) for href, text in parser.found] == reference_links(key), key
+
+
+def test_every_docs_link_of_a_served_lesson_reaches_a_heading_of_the_served_docs():
+    """The lessons link to ../docs/algorithms.md#anchor (right in JupyterLab and on GitHub);
+    served at /lessons/NN the same link must go to /docs/algorithms#anchor, and the anchor
+    must be a heading's id there (a lesson's symbols cell links every symbol to its section)."""
+    from explorer.dashboard.references import render_docs, render_lesson
+
+    ids = set(re.findall(r' id="([^"]+)"', render_docs()))
+    lessons = sorted({stem for reference in REFERENCES.values() for stem, _ in reference.lessons})
+    checked = 0
+    for stem in lessons:
+        hrefs = re.findall(r'href="([^"]*)"', render_lesson(stem))
+        assert not [h for h in hrefs if "algorithms.md" in h], f"{stem}: a repository path is served as a link"
+        for href in hrefs:
+            if href.startswith("/docs/algorithms#"):
+                # percent-encoded (34-%CE%BC-and-%CE%B7 for 3.4 μ and η): browsers decode it
+                assert unquote(href.split("#", 1)[1]) in ids, f"{stem}: {href} names no heading"
+                checked += 1
+    assert checked >= len(lessons)  # every lesson links its symbols to the docs

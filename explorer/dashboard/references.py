@@ -27,7 +27,7 @@ from urllib.parse import urlencode
 from markdown_it import MarkdownIt
 from tornado.web import RequestHandler
 
-__all__ = ["Reference", "REFERENCES", "DASHBOARD", "ROOT", "github_anchor", "lesson_href", "docs_href",
+__all__ = ["Reference", "REFERENCES", "DASHBOARD", "ROOT", "github_anchor", "lesson_href", "docs_href", "served_href",
            "dashboard_url", "reference_links", "render_docs", "render_lesson", "routes"]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -131,7 +131,22 @@ def _markdown(text: str) -> str:
     for opening, inline in zip(tokens, tokens[1:]):
         if opening.type == "heading_open":
             opening.attrSet("id", github_anchor(inline.content))
+    for token in tokens:
+        for child in token.children or ():
+            if child.type == "link_open":
+                child.attrSet("href", served_href(str(child.attrGet("href") or "")))
     return _MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {})
+
+
+def served_href(href: str) -> str:
+    """A link written for the repository (``../docs/algorithms.md#anchor``, as the lessons
+    write it for JupyterLab and GitHub) as the address this server answers; others as they are.
+
+    >>> served_href("../docs/algorithms.md#01-streams-and-sketches"), served_href("https://a.org")
+    ('/docs/algorithms#01-streams-and-sketches', 'https://a.org')
+    """
+    match = re.fullmatch(r"(?:\.\./)?docs/algorithms\.md(#\S*)?", href)
+    return f"/docs/algorithms{match.group(1) or ''}" if match else href
 
 
 def render_docs() -> str:
