@@ -218,9 +218,10 @@ def test_the_layout_shows_the_active_pages_links():
 
 
 def test_every_docs_link_of_a_served_lesson_reaches_a_heading_of_the_served_docs():
-    """The lessons link to ../docs/algorithms.md#anchor (right in JupyterLab and on GitHub);
-    served at /lessons/NN the same link must go to /docs/algorithms#anchor, and the anchor
-    must be a heading's id there (a lesson's symbols cell links every symbol to its section)."""
+    """The lessons link to ../docs/algorithms.md#01-streams-and-sketches (right in JupyterLab
+    and on GitHub); served at /lessons/NN the same link must go to
+    /docs/algorithms#01-streams-and-sketches, and the anchor must be a heading's id there (a
+    lesson's symbols cell links every symbol to its section)."""
     from explorer.dashboard.references import render_docs, render_lesson
 
     ids = set(re.findall(r' id="([^"]+)"', render_docs()))

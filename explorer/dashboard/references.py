@@ -139,8 +139,9 @@ def _markdown(text: str) -> str:
 
 
 def served_href(href: str) -> str:
-    """A link written for the repository (``../docs/algorithms.md#anchor``, as the lessons
-    write it for JupyterLab and GitHub) as the address this server answers; others as they are.
+    """A link written for the repository (``../docs/algorithms.md#01-streams-and-sketches``,
+    as the lessons write it for JupyterLab and GitHub) as the address this server answers;
+    other links as they are.
 
     >>> served_href("../docs/algorithms.md#01-streams-and-sketches"), served_href("https://a.org")
     ('/docs/algorithms#01-streams-and-sketches', 'https://a.org')
