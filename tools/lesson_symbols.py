@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from explorer.atomic import write_atomic  # noqa: E402
 from explorer.dashboard.references import REFERENCES, github_anchor  # noqa: E402
 from explorer.glossary import DOCS, markdown_list, used_in_markdown  # noqa: E402
 
@@ -89,7 +90,7 @@ def main(argv=None) -> int:
         if text is not None:
             stale.append(path)
             if not args.check:
-                path.write_text(text, encoding="utf-8")
+                write_atomic(path, text.encode("utf-8"))  # a stopped run leaves no half lesson
     for path in stale:
         print(f"{'would update' if args.check else 'updated'} {path}")
     return 1 if args.check and stale else 0

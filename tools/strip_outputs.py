@@ -29,6 +29,9 @@ from pathlib import Path
 
 import nbformat
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from explorer.atomic import write_atomic  # noqa: E402
+
 MARKER = "# NBVAL_CHECK_OUTPUT"
 TAG = "nbval-check-output"
 
@@ -91,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         if after != before:
             changed.append(path)
             if not args.check:
-                path.write_text(after, encoding="utf-8")
+                write_atomic(path, after.encode("utf-8"))  # a stopped run leaves no half notebook
     for path in changed:
         print(f"{'would strip' if args.check else 'stripped'} {path}")
     return 1 if args.check and changed else 0
