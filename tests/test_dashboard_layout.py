@@ -39,6 +39,9 @@ PROBLEMS_JS = r"""() => {
       if (el.shadowRoot) walk(el.shadowRoot);
       if (!el.childNodes || ![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
       if (el.closest("svg, .modebar, .js-plotly-plot, option, select, script, style")) continue;
+      // a closed <details> shows only its summary (chromium still lays out the rest)
+      const details = el.closest("details");
+      if (details && !details.open && !el.closest("summary")) continue;
       const r = el.getBoundingClientRect();
       if (r.width === 0 || r.height === 0 || !visible(el) || screenReaderOnly(el)) continue;
       const text = el.textContent.trim().replace(/\s+/g, " ").slice(0, 70);
@@ -71,6 +74,15 @@ PROBLEMS_JS = r"""() => {
 """Every text outside the figures that is off-screen, clipped or covered, as one line each."""
 
 
+OPEN_DETAILS_JS = """() => {
+  const open = root => root.querySelectorAll("*").forEach(el => {
+    if (el.shadowRoot) open(el.shadowRoot);
+    if (el.tagName === "DETAILS") el.open = true;
+  });
+  open(document);
+}"""
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 def test_no_text_or_control_is_cut_off(server, browser, width, tmp_path):
     problems = {}
@@ -85,6 +97,12 @@ def test_no_text_or_control_is_cut_off(server, browser, width, tmp_path):
         page.wait_for_timeout(500)  # the plots' last resize
         page.screenshot(path=tmp_path / f"{cls.key}_{width}.png")
         found = page.evaluate(PROBLEMS_JS)
+        # Then with every <details> open (the symbols list): its text must not be cut off
+        # or lie under what follows it.
+        page.evaluate(OPEN_DETAILS_JS)
+        page.wait_for_timeout(500)
+        page.screenshot(path=tmp_path / f"{cls.key}_{width}_open.png")
+        found += [f"(details open) {problem}" for problem in page.evaluate(PROBLEMS_JS)]
         if found:
             problems[cls.key] = found
         assert real_errors(errors) == []
