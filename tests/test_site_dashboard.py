@@ -13,6 +13,7 @@ import asyncio
 import importlib.util
 import re
 import sys
+import threading
 import time
 import zipfile
 
@@ -22,6 +23,30 @@ from explorer import site_dashboard
 from test_site import SITE_TESTS, _guard, site_browser, site_dir, site_url  # noqa: F401
 
 SMALL = "n=200&d=12&m=5"
+
+
+def run_alone(coroutine):
+    """Run ``coroutine`` to its end on an event loop of its own, in a thread: after a browser
+    test, Playwright's sync API leaves a loop running in the main thread, where
+    ``run_until_complete`` refuses to start another."""
+    done = {}
+
+    def target():
+        loop = asyncio.new_event_loop()
+        try:
+            done["value"] = loop.run_until_complete(coroutine)
+        except BaseException as error:  # handed to the test's thread
+            done["error"] = error
+        finally:
+            loop.close()
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join(120)
+    assert not thread.is_alive(), "the coroutine did not finish within 120 s"
+    if "error" in done:
+        raise done["error"]
+    return done["value"]
 
 
 def test_in_the_browser_an_upload_is_parsed_without_a_thread(monkeypatch):
@@ -37,11 +62,9 @@ def test_in_the_browser_an_upload_is_parsed_without_a_thread(monkeypatch):
     monkeypatch.setattr(sys, "platform", "emscripten")
     app = Dashboard()
     app.settings.param.update(n=200, d=12, m=4)
-    accepted = asyncio.new_event_loop().run_until_complete(
-        app.upload_in_background("mine.csv", b"1,2\n3,4\n5,7\n"))
+    accepted = run_alone(app.upload_in_background("mine.csv", b"1,2\n3,4\n5,7\n"))
     assert accepted and app.settings.dataset == UPLOAD and app.active.n_rows == 3
-    refused = asyncio.new_event_loop().run_until_complete(
-        app.upload_in_background("bad.csv", b"1,2\n3,x\n"))
+    refused = run_alone(app.upload_in_background("bad.csv", b"1,2\n3,x\n"))
     assert refused is False and app.messages[0].startswith("Upload refused: bad.csv")
 
 
