@@ -113,13 +113,7 @@ def as_row_and_norm(x, d: int, name: str = "x") -> tuple[np.ndarray, float]:
 
 def as_rows(X, d: int, name: str = "X") -> np.ndarray:
     """``X`` as a finite float matrix of shape (n, d); a single vector counts as one row."""
-    X = as_reals(X, name)
-    if X.ndim == 1 and X.shape == (d,):
-        X = X[None, :]
-    if X.ndim != 2 or X.shape[1] != d:
-        raise ValueError(f"{name} must be a matrix with d = {d} columns, got shape {X.shape}")
-    _check_finite_rows(X, name)
-    return perturb(X)
+    return as_rows_and_norms(X, d, name)[0]
 
 
 def as_rows_and_norms(X, d: int, name: str = "X") -> tuple[np.ndarray, np.ndarray]:
@@ -128,7 +122,7 @@ def as_rows_and_norms(X, d: int, name: str = "X") -> tuple[np.ndarray, np.ndarra
     A NaN or inf entry makes its row's squared norm NaN or inf, so the finiteness check
     reads the n norms instead of the n x d entries; only then is ``X`` itself searched, for
     :func:`as_rows`' message (a finite row whose square overflows is left to
-    :func:`check_mass`). Same result and the same refusals as :func:`as_rows`.
+    :func:`check_mass`).
     """
     X = as_reals(X, name)
     if X.ndim == 1 and X.shape == (d,):
