@@ -8,7 +8,8 @@ BLAS thread, best of three calls, and prints JSON. Reported per path: the median
 repeats of each tree's time and the median of the per-repeat ratios this / against (> 1:
 this tree is slower). The paths: RFD-SON ``learn_many`` and 1000 ``step`` calls; FD-SON 1000
 ``learn`` calls; ADA-FFD ``learn_many``; fast FD ``extend`` and 1000 ``update`` calls;
-adaptive PCA 300 ``learn`` calls (d = 200, n = 3000 rows unless ``--tiny``).
+adaptive PCA 300 ``learn`` calls; AdaGrad (diagonal) and S-FTRL 1000 ``learn`` calls and
+S-FTRL ``progressive`` (d = 200, n = 3000 rows unless ``--tiny``).
 
 Run ``python benchmarks/tree_parity.py --against /tmp/before [--repeats 4] [--tiny]``.
 """
@@ -31,6 +32,7 @@ from threadpoolctl import threadpool_limits
 threadpool_limits(1)
 import numpy as np
 from explorer.adagrad import AdaGrad
+from explorer.fm import SketchedFTRL, progressive
 from explorer.newton import SketchedOnlineNewton
 from explorer.pca import OnlineAdaptivePCA
 from explorer.sketch import FrequentDirections
@@ -71,6 +73,9 @@ paths = {
     "fast FD extend": lambda: FrequentDirections(d, 20, fast=True).extend(X),
     "fast FD update": fd_update,
     "adaptive PCA learn": pca,
+    "AdaGrad-diag learn": rows(lambda: AdaGrad(d, variant="diag", loss="logistic"), "learn"),
+    "S-FTRL progressive": lambda: progressive(SketchedFTRL(d, m=10, loss="logistic"), X, y),
+    "S-FTRL learn": rows(lambda: SketchedFTRL(d, m=10, loss="logistic"), "learn"),
 }
 times = {}
 for name, path in paths.items():

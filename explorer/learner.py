@@ -2,16 +2,22 @@
 
 An online learner plays rounds. ``learn(x, y)`` plays one and returns its loss;
 ``step(x, y)`` plays the same round and returns its :class:`~explorer.hooks.StepRecord`
-(``step(x, y).loss == learn(x, y)``, same state after); hooks receive that very record.
-A round that cannot be taken raises :class:`RoundRefused` inside the learner, having
-stored nothing; the learner's public call turns it into :class:`~explorer.errors.Diverged`
-(with the ``row`` of the call and the round ``t``) by :func:`refused`. A record's fields
-are fixed per class: whether it is built for ``step`` or for a hook, it holds the same.
+(``step(x, y).loss == learn(x, y)``, same state after); hooks receive that very record;
+``learn_many(X, y)`` plays the rows of ``X`` in order and returns their losses (with
+``return_predictions`` also each prediction they were suffered on). Those three are
+written once, in :class:`OnlineLearner`; a family writes its round:
 
-The families: :class:`~explorer.newton.SketchedOnlineNewton`,
+- ``_check_round(x, y)`` / ``_check_rounds(X, y)``: the arguments of its round(s), checked
+  (a ``ValueError`` names what is wrong before anything runs);
+- ``_round(*arguments, record)``: the paper's update, returning ``(loss, prediction,
+  StepRecord or None, ...)``; it raises :class:`RoundRefused` having stored nothing;
+- ``_refused(refusal, row)``: that refusal as :class:`~explorer.errors.Diverged` in the
+  family's words (by :func:`refused`, with the ``row`` of the call and the round ``t``).
+
+A record's fields are fixed per class: whether it is built for ``step`` or for a hook, it
+holds the same. The families: :class:`~explorer.newton.SketchedOnlineNewton`,
 :class:`~explorer.adagrad.linear.LinearLearner` (AdaGrad, OGD, Adam),
 :class:`~explorer.fm.convex.ConvexFM` and :class:`~explorer.pca._base.RoundLearner`.
-Each ends its round with :meth:`OnlineLearner._emit_step` (docs/architecture.md).
 
 >>> error = refused("x", RoundRefused("the prediction overflows"), t=3)
 >>> print(error, error.row, error.t)
@@ -20,12 +26,15 @@ x: the prediction overflows; nothing was updated 0 3
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, ClassVar, Iterable
+
+import numpy as np
 
 from .errors import Diverged
 from .hooks import Observable, StepRecord
+from .state import all_or_nothing
 
-__all__ = ["RoundRefused", "refused", "OnlineLearner"]
+__all__ = ["RoundRefused", "refused", "OnlineLearner", "Rounds"]
 
 
 class RoundRefused(ValueError):
@@ -40,18 +49,106 @@ def refused(where: str, why: Any, *, row: int = 0, t: int, after: str = "") -> D
     return Diverged(f"{where}: {why}; nothing was updated{after}", row=row, t=t)
 
 
+class Rounds(list):
+    """A batch's checked rounds in order: ``rounds[i]`` is the tuple of arguments of round
+    ``i``'s ``_round``; ``arrays``, what a compiled path reads instead (the family's own).
+
+    >>> rounds = Rounds(zip([[1.0], [2.0]], [1.0, -1.0]))
+    >>> len(rounds), rounds[1]
+    (2, ([2.0], -1.0))
+    """
+
+    def __init__(self, rounds: Iterable[tuple] = (), arrays: tuple = ()):
+        super().__init__(rounds)
+        self.arrays = arrays
+
+
 class OnlineLearner(Observable):
-    """An :class:`~explorer.hooks.Observable` whose rounds end in a step record.
+    """The round protocol: :meth:`learn`, :meth:`step` and :meth:`learn_many` on top of a
+    family's ``_check_round``, ``_check_rounds``, ``_round`` and ``_refused``.
 
     A round, once stored, ends with::
 
         if not (record or self._hooks):
-            return loss, None                    # learn without listeners: no record
-        return loss, self._emit_step(StepRecord(...))
+            return loss, prediction, None        # learn without listeners: no record
+        return loss, prediction, self._emit_step(StepRecord(...))
 
-    so the record is built only for ``step`` (``record``) or a listening hook, and is
-    the same whoever asked for it.
+    so the record is built only for ``step`` (``record``) or a listening hook, and is the
+    same whoever asked for it. ``last_prediction``: the prediction of the last round played
+    (learners that make one: ``PREDICTS``).
+
+    All or nothing: a refused ``learn`` or ``step`` stores nothing; a refused
+    ``learn_many`` is undone whole (``_transaction``: one snapshot per call), its
+    :class:`~explorer.errors.Diverged` naming the row; records already sent stay sent.
     """
+
+    PREDICTS: ClassVar[bool] = True
+    """Whether a round makes a scalar prediction (``learn_many(return_predictions=True)``)."""
+
+    last_prediction: float = 0.0
+
+    REFUSALS: ClassVar[tuple[type[BaseException], ...]] = (RoundRefused,)
+    """What a round raises having stored nothing, turned into ``Diverged`` by ``_refused``."""
+
+    def learn(self, x, y=None) -> float:
+        """Play one round on ``(x, y)``: suffer its loss (returned), then update.
+        ``step(x, y).loss``, without building the record unless a hook listens."""
+        return self._play(self._check_round(x, y), False)[0]
+
+    def step(self, x, y=None) -> StepRecord:
+        """:meth:`learn`'s round, returning its :class:`~explorer.hooks.StepRecord` (hooks
+        receive this same record)."""
+        return self._play(self._check_round(x, y), True)[2]
+
+    def learn_many(self, X, y=None, *, return_predictions: bool = False):
+        """:meth:`learn` on each row of ``X`` (with its label in ``y``) in order: the losses,
+        with ``return_predictions`` also each prediction they were suffered on.
+
+        Every row and label is checked first; if a round is then refused, the whole call
+        is undone and the :class:`~explorer.errors.Diverged` names its ``row`` and ``t``.
+        """
+        if return_predictions and not self.PREDICTS:
+            raise ValueError(f"{type(self).__name__} makes no scalar prediction: "
+                             f"return_predictions must be False")
+        rounds = self._check_rounds(X, y)
+        losses, predictions = np.empty(len(rounds)), np.empty(len(rounds))
+        self._play_rounds(rounds, losses, predictions)
+        return (losses, predictions) if return_predictions else losses
+
+    # -- what the protocol runs ---------------------------------------------------------
+    def _play(self, arguments: tuple, record: bool) -> tuple:
+        """One checked round: ``_round``'s tuple, a refusal raised as ``Diverged``."""
+        done = None if record else self._fast_round(arguments)
+        if done is None:
+            try:
+                with self._round_guard():
+                    done = self._round(*arguments, record)
+            except self.REFUSALS as refusal:
+                raise self._refused(refusal, None) from None
+        if self.PREDICTS:
+            self.last_prediction = done[1]
+        return done
+
+    def _play_rounds(self, rounds: Rounds, losses: np.ndarray, predictions: np.ndarray,
+                     keep: Callable[[int, tuple], None] | None = None) -> None:
+        """Play checked ``rounds`` in order into ``losses`` and ``predictions`` (and
+        ``keep(i, result)`` if given), all or nothing."""
+        n, i = len(rounds), 0
+        if not n:
+            return
+        play = self._round
+        with self._transaction(), self._quiet():
+            while (i if keep else (i := self._fast_rounds(rounds, i, losses, predictions))) < n:
+                try:
+                    result = play(*rounds[i], False)
+                except self.REFUSALS as refusal:
+                    raise self._refused(refusal, i) from None
+                losses[i], predictions[i] = result[0], result[1]
+                if keep is not None:
+                    keep(i, result)
+                i += 1
+        if self.PREDICTS:
+            self.last_prediction = float(predictions[-1])
 
     def _emit_step(self, step: StepRecord,
                    events: Callable[[], Iterable[Any]] | None = None) -> StepRecord:
@@ -63,3 +160,40 @@ class OnlineLearner(Observable):
                     self._emit(event)
             self._emit(step)
         return step
+
+    # -- what a family writes (defaults) -------------------------------------------------
+    def _check_round(self, x, y) -> tuple:
+        raise NotImplementedError
+
+    def _check_rounds(self, X, y) -> Rounds:
+        raise NotImplementedError
+
+    def _round(self, *arguments) -> tuple:
+        raise NotImplementedError
+
+    def _refused(self, refusal: RoundRefused, row: int | None) -> Diverged:
+        """The refusal of round ``row`` of a ``learn_many`` call (None: ``learn``/``step``)."""
+        where = "x" if row is None else f"X row {row}"
+        return refused(where, refusal, row=row or 0, t=self.t + 1)
+
+    def _quiet(self):
+        """Around rounds: numpy's overflow warnings off (a round checks and refuses)."""
+        return np.errstate(over="ignore", invalid="ignore", divide="ignore")
+
+    def _transaction(self):
+        """Around a ``learn_many`` call: put the learner back if it raises."""
+        return all_or_nothing(self)
+
+    def _round_guard(self):
+        """Around one ``learn``/``step`` round: ``_quiet`` (a family may add a snapshot of
+        what the round resolves, or leave warnings on when its round avoids them itself)."""
+        return self._quiet()
+
+    def _fast_round(self, arguments: tuple) -> tuple | None:
+        """``learn``'s round by a compiled path, or None to take ``_round``."""
+        return None
+
+    def _fast_rounds(self, rounds: Rounds, start: int, losses: np.ndarray,
+                     predictions: np.ndarray) -> int:
+        """Rounds ``start, ...`` by a compiled path; the first row left to ``_round``."""
+        return start

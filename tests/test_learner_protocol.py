@@ -119,3 +119,40 @@ def test_a_refusal_is_one_type():
     assert issubclass(RoundRefused, ValueError) and not issubclass(RoundRefused, Diverged)
     error = refused("X row 2", RoundRefused("why"), row=2, t=7, after=" (the call is undone)")
     assert (str(error), error.row, error.t) == ("X row 2: why; nothing was updated (the call is undone)", 2, 7)
+
+
+def test_one_round_skeleton():
+    """``learn``, ``step`` and ``learn_many`` are written once, in OnlineLearner: no class of
+    any learner of the zoo defines its own (a family writes its round, not the loop)."""
+    own = sorted(f"{cls.__name__}.{method}" for name in LEARNERS
+                 for cls in type(fed(name)).__mro__ if cls is not OnlineLearner
+                 for method in ("learn", "step", "learn_many") if method in vars(cls))
+    assert own == []
+
+
+@pytest.mark.parametrize("name", LEARNERS)
+def test_learn_many_is_a_loop_of_learn(name):
+    """One batch entry for every family, with one return type: ``learn_many`` gives the
+    losses of ``learn`` row by row, bit for bit, and ends in the same state; with
+    ``return_predictions`` also each prediction (``last_prediction`` after each ``learn``),
+    or, for a learner that makes none, a ValueError that changes nothing."""
+    rng = np.random.default_rng(3)
+    inputs = [round_args(name, x, y) for x, y in zip(rows(rng, 12), labels(rng, 12))]
+    batch, looped = fed(name), fed(name)
+    X = np.array([args[0] for args in inputs])
+    y = None if name in UNLABELLED else np.array([args[1] for args in inputs])
+    expected, made = [], []
+    for args in inputs:
+        expected.append(looped.learn(*args))
+        made.append(getattr(looped, "last_prediction", None))
+    if not batch.PREDICTS:
+        before = snapshot(batch)
+        with pytest.raises(ValueError, match="makes no scalar prediction"):
+            batch.learn_many(X, y, return_predictions=True)
+        assert_same_state(snapshot(batch), before)
+        losses = batch.learn_many(X, y)
+    else:
+        losses, predictions = batch.learn_many(X, y, return_predictions=True)
+        assert predictions.tolist() == made
+    assert isinstance(losses, np.ndarray) and losses.tolist() == expected
+    assert_same_state(snapshot(batch), snapshot(looped))

@@ -20,11 +20,11 @@ from .._validation import (
 )
 from ..errors import Diverged
 from ..hooks import StepRecord
-from ..learner import OnlineLearner, RoundRefused, refused
+from ..learner import OnlineLearner, RoundRefused, Rounds, refused
 from ..losses import LOSSES, check_label, check_labels, get_loss
 from ..params import Tunable
 from ..sketch import MAX_SQUARED_MASS, ShrinkRecord
-from ..state import StateReader, all_or_nothing
+from ..state import StateReader
 
 __all__ = ["LinearLearner", "QUIET", "NUMERICAL_FAILURES", "beta_overflow", "too_large"]
 
@@ -89,29 +89,8 @@ class LinearLearner(OnlineLearner, Tunable):
             return as_rows(x, self.d) @ self.beta
         return float(as_row(x, self.d) @ self.beta)
 
-    def learn(self, x, y) -> float:
-        """Suffer ``l(beta^T x, y)`` with the current ``beta``, then update; returns that loss
-        (``step(x, y).loss``, without building the record unless hooks listen).
-
-        All or nothing: a row or label out of bounds (module docstring) raises
-        ``ValueError``, a round that fails :class:`~explorer.errors.Diverged`, with the
-        learner unchanged.
-        """
-        x, y, squared = self._checked(x, y)
-        with np.errstate(**QUIET):
-            return self._learn_row(x, y, squared, None)[0]
-
-    def step(self, x, y) -> StepRecord:
-        """:meth:`learn`'s round, returning its :class:`~explorer.hooks.StepRecord`: ``loss``,
-        ``prediction`` (``beta^T x`` before the update), ``gradient_scale`` (``l'``: the
-        gradient is ``gradient_scale * x``), and for AdaGrad the round's ``shrink``
-        (:class:`~explorer.sketch.ShrinkRecord` or None), ``rank`` and ``condition_number``.
-        Hooks receive this same record."""
-        x, y, squared = self._checked(x, y)
-        with np.errstate(**QUIET):
-            return self._learn_row(x, y, squared, None, True)[1]
-
-    def _checked(self, x, y) -> tuple[np.ndarray, float, float]:
+    # -- the protocol's parts (explorer.learner: learn, step, learn_many) ---------------
+    def _check_round(self, x, y) -> tuple[np.ndarray, float, float]:
         """One row and its label as a round takes them, with ``||x||^2``, or ``ValueError``."""
         x = as_row(x, self.d)
         y = check_label(y, self.loss)
@@ -120,67 +99,47 @@ class LinearLearner(OnlineLearner, Tunable):
             raise too_large("x", squared)
         return x, y, squared
 
-    def learn_many(self, X, y) -> np.ndarray:
-        """``learn`` on each row of ``X`` with labels ``y`` in order; returns the losses.
-
-        All or nothing: every row and label is checked first, and if a round then fails,
-        the learner is put back as it was before the call (one snapshot per call) and the
-        :class:`~explorer.errors.Diverged` names the row.
-        """
+    def _check_rounds(self, X, y) -> Rounds:
         X, y = as_labeled_rows(X, y, self.d)
         check_labels(y, self.loss)
         squared = squared_norms(X)
         over = np.flatnonzero(~(squared <= MAX_SQUARED_MASS))
         if over.size:
             raise too_large(f"X row {over[0]}", float(squared[over[0]]))
-        losses = np.empty(X.shape[0])
-        with all_or_nothing(self), np.errstate(**QUIET):
-            for i, (x, label, row_squared) in enumerate(zip(X, y, squared)):
-                losses[i] = self._learn_row(x, float(label), float(row_squared), i)[0]
-        return losses
+        return Rounds(zip(X, y.tolist(), squared.tolist()))
 
-    def _learn_row(self, x: np.ndarray, y: float, squared: float, row: int | None,
-                   record: bool = False) -> tuple[float, StepRecord | None]:
-        """One round: its loss and its record, built only for ``step`` or listening hooks."""
-        result = self._round(x, y, squared, row)
-        if not (record or self._hooks):
-            return result[0], None
-        return result[0], self._emit_step(self._record(*result))
+    def _refused(self, refusal: RoundRefused, row: int | None) -> Diverged:
+        where = "x" if row is None else f"X row {row}"
+        return refused(f"{where} (round t = {self.t + 1})", refusal, row=row or 0, t=self.t + 1)
 
     def _round(self, x: np.ndarray, y: float, squared: float,
-               row: int | None) -> tuple[float, float, float, ShrinkRecord | None]:
+               record: bool) -> tuple[float, float, StepRecord | None]:
         """One round on a checked row with ``||x||^2 = squared``: ``(loss, prediction,
-        gradient scale, shrink)``. ``row``: its number in a ``learn_many`` call (None for
-        ``learn`` and ``step``), for the message of a refusal."""
+        record)``, the :class:`~explorer.hooks.StepRecord` built only for ``step`` or a
+        listening hook; :class:`~explorer.learner.RoundRefused` with nothing stored."""
         z = ddot(x, self.beta)  # the bits of x @ beta (for a contiguous x), and no warning
         loss = float(self._loss_function.value(z, y))
         slope = float(self._loss_function.derivative(z, y))
         if not (math.isfinite(z) and math.isfinite(loss) and math.isfinite(slope)):
-            raise self._diverged(row, f"the loss or its gradient overflowed (beta^T x = {z:.3g}, "
-                                      f"y = {y:.3g}): beta has diverged (lower eta) or the data is "
-                                      f"too large (rescale it)")
+            raise RoundRefused(f"the loss or its gradient overflowed (beta^T x = {z:.3g}, "
+                               f"y = {y:.3g}): beta has diverged (lower eta) or the data is "
+                               f"too large (rescale it)")
         squared_gradient = slope * (slope * squared) if slope else 0.0
         if not squared_gradient <= MAX_SQUARED_MASS:
-            raise self._diverged(row, f"the gradient is too large: ||g||^2 = {squared_gradient:.3g} "
-                                      f"exceeds {MAX_SQUARED_MASS:.0e} (beta^T x = {z:.3g}, "
-                                      f"y = {y:.3g}); rescale the data, or lower eta if beta has diverged")
+            raise RoundRefused(f"the gradient is too large: ||g||^2 = {squared_gradient:.3g} "
+                               f"exceeds {MAX_SQUARED_MASS:.0e} (beta^T x = {z:.3g}, "
+                               f"y = {y:.3g}); rescale the data, or lower eta if beta has diverged")
         self.t += 1  # the round's number, which OGD's step and Adam's bias correction use
         try:
             shrink = self._update(slope, x, squared_gradient)
-        except BaseException as error:  # _update stored nothing
+        except BaseException:  # _update stored nothing
             self.t -= 1
-            if isinstance(error, RoundRefused):
-                raise self._diverged(row, str(error)) from None
             raise
-        return loss, z, slope, shrink
-
-    def _record(self, loss: float, z: float, slope: float, shrink: ShrinkRecord | None) -> StepRecord:
-        return StepRecord(t=self.t, loss=loss, prediction=z, gradient_scale=slope, shrink=shrink,
-                          **self._step_fields())
-
-    def _diverged(self, row: int | None, why: str) -> Diverged:
-        where = "x" if row is None else f"X row {row}"
-        return refused(f"{where} (round t = {self.t + 1})", why, row=row or 0, t=self.t + 1)
+        if not (record or self._hooks):
+            return loss, z, None
+        return loss, z, self._emit_step(StepRecord(
+            t=self.t, loss=loss, prediction=z, gradient_scale=slope, shrink=shrink,
+            **self._step_fields()))
 
     def _update(self, slope: float, x: np.ndarray, squared_gradient: float) -> ShrinkRecord | None:
         raise NotImplementedError

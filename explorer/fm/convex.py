@@ -32,8 +32,8 @@ the one hot hyper-parameter: ``with_params(eta=...)`` continues the stream
 from __future__ import annotations
 
 import contextlib
+import itertools
 import time
-from typing import Iterator
 
 import numpy as np
 import scipy.linalg
@@ -42,11 +42,11 @@ import scipy.sparse
 from .._validation import check_float, check_int
 from ..errors import Diverged
 from ..hooks import StepRecord
-from ..learner import OnlineLearner, RoundRefused, refused
+from ..learner import OnlineLearner, RoundRefused, Rounds, refused
 from ..losses import check_label, get_loss
 from ..params import Tunable
 from ..run import History
-from ..state import StateReader, all_or_nothing
+from ..state import StateReader
 from .compact import MAX_LABEL, as_fm_row, as_fm_rows, check_labels
 
 __all__ = ["ConvexFM", "RoundFailed", "LOSS_NAMES", "FTRL_DEFAULT_ETA", "MAX_PREDICTION",
@@ -88,11 +88,17 @@ class ConvexFM(OnlineLearner, Tunable):
     gradient ``q_t a_hat_t a_hat_t^T``, ``q_t = phi'(z_t)`` (``_update``, the learner's rule):
     :meth:`_round`.
 
-    Shared protocol: validation, the loss with its factor, predict / learn / step /
-    progressive, events, ``with_params(eta=...)``, and the all-or-nothing guarantees
-    (``RoundRefused`` inside a round, ``_transaction`` around a call of :meth:`progressive`)."""
+    ``learn(x, y)``, ``step(x, y)`` and ``learn_many(X, y)`` are the protocol's
+    (:class:`~explorer.learner.OnlineLearner`, all or nothing); :meth:`progressive` is
+    ``learn_many`` as a History. ``x``: a dense vector of length d, an ``(indices,
+    values)`` pair or a scipy.sparse row (:func:`explorer.fm.as_fm_row`); ``y``: a finite
+    number (-1 or +1 for the logistic loss). A round's record: ``prediction`` ``z_t``,
+    ``gradient_scale`` ``q_t`` (the gradient is ``q_t a_hat a_hat^T``), and for S-FTRL the
+    ``shrink`` it caused, ``rank`` and ``part_ranks`` (occupied rows of ``B+`` and ``B-``).
+    A diverging round is a :class:`~explorer.errors.Diverged` (lower eta)."""
 
     HOT = ("eta",)
+    REFUSALS = (RoundRefused, FloatingPointError)  # numpy's, under np.seterr(all="raise")
     _default_eta = FTRL_DEFAULT_ETA
 
     def __init__(self, d: int, *, eta: float | None, loss: str):
@@ -118,91 +124,60 @@ class ConvexFM(OnlineLearner, Tunable):
         idx, val = self._augment(*as_fm_row(x, self.d))
         return self._prediction(idx, val, _ddot(val, val))
 
-    def learn(self, x, y) -> float:
-        """Suffer the loss of the current ``Theta`` on ``(x, y)``, then update; return that loss.
-
-        ``x``: a dense vector of length d, an ``(indices, values)`` pair or a scipy.sparse
-        row (see :func:`explorer.fm.as_fm_row`); ``y``: a finite number (-1 or +1 for the
-        logistic loss). A bad input raises ``ValueError`` and changes nothing; so does a
-        round that diverges (:class:`~explorer.errors.Diverged`: lower eta; numpy may first
-        warn about the overflow, which :meth:`progressive` silences for its whole loop).
-        """
-        return self._checked_round(x, y)[1]
-
-    def step(self, x, y) -> StepRecord:
-        """The round :meth:`learn` plays, returned as its :class:`~explorer.hooks.StepRecord`
-        (``step(x, y).loss == learn(x, y)``, same state after): ``prediction`` ``z_t``,
-        ``gradient_scale`` ``q_t = phi'(z_t)`` (the gradient is ``q_t a_hat a_hat^T``), and
-        for S-FTRL the ``shrink`` this round caused (a
-        :class:`~explorer.sketch.ShrinkRecord`, else None), ``rank`` and ``part_ranks``
-        (occupied rows of ``B+`` and ``B-``). Hooks receive this same record."""
-        return self._checked_round(x, y, True)[4]
-
     def progressive(self, X, y) -> History:
-        """Play the stream ``(X, y)``: predict each row, then learn it; the per-round
-        numbers as a :class:`~explorer.run.History` with one row per round, columns named
-        as :class:`~explorer.hooks.StepRecord`'s fields: ``t`` (this learner's round),
+        """Play the stream ``(X, y)``: predict each row, then learn it (``learn_many``); the
+        per-round numbers as a :class:`~explorer.run.History` with one row per round, columns
+        named as :class:`~explorer.hooks.StepRecord`'s fields: ``t`` (this learner's round),
         ``prediction`` ``z_t``, ``loss``, ``gradient_scale`` ``q_t``, and ``seconds``, the
         wall time of the learning loop from its start to the end of that round (so
         ``["seconds"][-1]`` is the whole loop's).
 
         ``X``: a dense array (n x d) or any scipy.sparse matrix (n x d; converted to CSR
-        once, never densified); ``y``: n labels. All or nothing: everything is validated
-        before the first round (a bad row or label raises ``ValueError`` naming it), and if
-        a round then diverges (:class:`~explorer.errors.Diverged`, naming the row: lower
-        eta) the learner is put back as it was before the call (S-FTRL: one snapshot of its
-        O(md) state per call; FTRL and OGD: the entries of ``Theta`` each round overwrote).
-        The rows are fed without re-validation and no record is built unless a hook
-        listens (the fast path of the notebooks, the dashboard and the benchmarks).
+        once, never densified); ``y``: n labels. All or nothing, as ``learn_many``: S-FTRL
+        takes one snapshot of its O(md) state per call; FTRL and OGD keep the entries of
+        ``Theta`` each round overwrote.
         """
-        kind, X = as_fm_rows(X, self.d)
-        n = X.shape[0]
-        labels = check_labels(y, n, self.loss)
+        rounds = self._check_rounds(X, y)
+        n, t0 = len(rounds), self.t
         predictions, losses, scales, clock = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
-        play = self._round
-        if kind == "csr":
-            # a_hat for every row at once: the bias column d appended to each row's entries.
-            X = scipy.sparse.hstack([X, scipy.sparse.csr_array(np.ones((n, 1)))], format="csr")
-            indptr, indices, data = X.indptr.tolist(), X.indices.astype(np.intp), X.data
-        else:
-            X = np.hstack([X, np.ones((n, 1))])
-        t0, t = self.t, 0
-        try:
-            # A non-finite number is refused by the round, not warned about.
-            with np.errstate(all="ignore"), self._transaction():
-                now = time.perf_counter
-                start = now()
-                if kind == "csr":
-                    for t in range(n):
-                        lo, hi = indptr[t], indptr[t + 1]
-                        predictions[t], losses[t], scales[t], _, _ = play(
-                            indices[lo:hi], data[lo:hi], labels[t], True)
-                        clock[t] = now()
-                else:
-                    for t in range(n):
-                        predictions[t], losses[t], scales[t], _, _ = play(None, X[t], labels[t], True)
-                        clock[t] = now()
-        except RoundRefused as failure:
-            raise self._diverged(failure, row=t) from None
+        now = time.perf_counter
+
+        def keep(i: int, result: tuple) -> None:
+            scales[i], clock[i] = result[3], now()
+
+        start = now()
+        self._play_rounds(rounds, losses, predictions, keep)
         return History({"t": np.arange(t0 + 1, t0 + n + 1), "prediction": predictions, "loss": losses,
                         "gradient_scale": scales, "seconds": clock - start})
 
-    def _checked_round(self, x, y, record: bool = False) -> tuple:
-        """One round on a row and label checked here: ``_round``'s tuple, or ``Diverged``."""
+    # -- the protocol's parts (explorer.learner: learn, step, learn_many) ---------------
+    def _check_round(self, x, y) -> tuple:
         idx, val = as_fm_row(x, self.d)
-        y = check_label(y, self.loss, bound=MAX_LABEL)
-        try:
-            return self._round(*self._augment(idx, val), y, quiet=False, record=record)
-        except (RoundRefused, FloatingPointError) as failure:
-            raise self._diverged(failure, row=0) from None
+        return (*self._augment(idx, val), check_label(y, self.loss, bound=MAX_LABEL), False)
 
-    def _diverged(self, failure: Exception, row: int) -> Diverged:
-        """The error for a round that failed at ``row`` of a call (the state is as before it):
-        ``failure`` a :class:`~explorer.learner.RoundRefused`, or numpy's ``FloatingPointError`` under
-        ``np.seterr(all="raise")``, which a round raises only before it stores anything."""
-        t = self.t + row + 1
-        return refused(f"{type(self).__name__}: row {row} of this call (round {t})", failure,
+    def _check_rounds(self, X, y) -> Rounds:
+        """Every row and label checked, ``a_hat`` (the bias column d appended) per row."""
+        kind, X = as_fm_rows(X, self.d)
+        n = X.shape[0]
+        labels = check_labels(y, n, self.loss).tolist()
+        if kind != "csr":
+            return Rounds(zip(itertools.repeat(None), np.hstack([X, np.ones((n, 1))]), labels,
+                              itertools.repeat(True)))
+        X = scipy.sparse.hstack([X, scipy.sparse.csr_array(np.ones((n, 1)))], format="csr")
+        indptr, indices, data = X.indptr.tolist(), X.indices.astype(np.intp), X.data
+        return Rounds((indices[lo:hi], data[lo:hi], label, True)
+                      for lo, hi, label in zip(indptr, indptr[1:], labels))
+
+    def _refused(self, refusal: RoundRefused, row: int | None) -> Diverged:
+        row, t = row or 0, self.t + 1
+        return refused(f"{type(self).__name__}: row {row} of this call (round {t})", refusal,
                        row=row, t=t)
+
+    def _quiet(self):
+        return np.errstate(all="ignore")  # a non-finite number is refused by the round
+
+    def _round_guard(self):
+        return contextlib.nullcontext()  # one round silences numpy only where it must (_prediction)
 
     def _augment(self, idx, val):
         """``a_hat = [a; 1]`` as ``(indices, values)`` (``indices`` None for a dense row)."""
@@ -217,11 +192,11 @@ class ConvexFM(OnlineLearner, Tunable):
         idx_hat[n] = self.d
         return idx_hat, val_hat
 
-    def _round(self, idx, val, y: float, quiet: bool, record: bool = False) -> tuple:
-        """One round on a validated ``a_hat`` (bias entry included); returns what it computed,
-        ``(z, loss, q, shrink, step)``: ``step`` is the round's :class:`StepRecord`, built
-        only for ``record`` (:meth:`step`) or a listening hook (which receives it), else None.
-        ``quiet``: numpy's warnings are silenced already (:meth:`progressive`'s loop).
+    def _round(self, idx, val, y: float, quiet: bool, record: bool) -> tuple:
+        """One round on a validated ``a_hat`` (bias entry included): ``(loss, z, step, q)``,
+        ``step`` the round's :class:`StepRecord`, built only for ``record`` (:meth:`step`)
+        or a listening hook (which receives it), else None. ``quiet``: numpy's warnings
+        are silenced already (a ``learn_many`` call's loop).
 
         All or nothing: raises ``RoundRefused`` having stored nothing. ``|z| <= 1e150``
         and ``|y| <= 1e150`` keep the loss and ``q`` finite; ``_update`` checks its own
@@ -237,15 +212,8 @@ class ConvexFM(OnlineLearner, Tunable):
         shrink = self._update(idx, val, q, squared_norm)
         self.t += 1
         if not (record or self._hooks):
-            return z, loss, q, shrink, None
-        return z, loss, q, shrink, self._emit_step(self._record(z, loss, q, shrink))
-
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[None]:
-        """Around a call of :meth:`progressive`: if it raises, the learner is put back as it
-        was (:func:`~explorer.state.all_or_nothing`: one snapshot of the state per call)."""
-        with all_or_nothing(self):
-            yield
+            return loss, z, None, q
+        return loss, z, self._emit_step(self._record(z, loss, q, shrink)), q
 
     def _record(self, z: float, loss: float, q: float, shrink) -> StepRecord:
         """The record of the round just played (``t`` counts it already)."""

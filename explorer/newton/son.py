@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import math
 import numbers
 from typing import Callable
@@ -20,7 +21,7 @@ import numpy as np
 from .._validation import SCALES, all_finite, as_labeled_rows, as_row, check_choice, check_int
 from ..errors import Diverged
 from ..hooks import StepRecord
-from ..learner import OnlineLearner, RoundRefused, refused
+from ..learner import OnlineLearner, RoundRefused, Rounds, refused
 from ..losses import check_label, check_labels, get_loss
 from ..params import Tunable
 from ..state import all_or_nothing, stateful
@@ -34,12 +35,6 @@ __all__ = ["SketchedOnlineNewton", "project_on_slab", "FACE_MISS"]
 #: How far (relative to ``|u^T x|``) the H-norm slab projection may land from the face
 #: ``w^T x = +-C`` before it counts as lost to rounding and the Euclidean one is used.
 FACE_MISS = 1e-3
-
-
-def _quiet() -> np.errstate:
-    """Overflows inside a round are checked for and refused with a message; numpy's
-    warnings about them would only repeat it (learn_many enters this once per call)."""
-    return np.errstate(over="ignore", invalid="ignore", divide="ignore")
 
 
 def _moved(u: np.ndarray, excess: float, direction: np.ndarray, norm: float) -> np.ndarray | None:
@@ -114,7 +109,8 @@ class SketchedOnlineNewton(CompiledRounds, AutoDefaults, NewtonState, Tunable, O
     each a number or ``"auto"`` (resolved at the first non-zero gradient,
     :mod:`explorer.newton.defaults`); ``mu`` (None: :func:`~explorer.newton.default_mu`);
     ``fast`` (the doubling-space sketch); ``loss`` in :data:`SUPPORTED_LOSSES`; ``seed``
-    (RP, Oja). ``learn``, ``step`` and ``learn_many`` are all or nothing (a refused round is
+    (RP, Oja). ``learn``, ``step`` and ``learn_many`` (:class:`~explorer.learner.OnlineLearner`;
+    ``last_prediction``: the ``w_t^T x_t`` of the last round) are all or nothing (a refused round is
     a :class:`~explorer.errors.Diverged`); ``with_params`` changes :data:`HOT` settings. With
     numba, ``learn`` / ``learn_many`` run compiled (:mod:`explorer.newton.compiled`: same numbers).
     Allowed values, refusals, records and hooks: docs/algorithms.md sections 3.2 and 3.8.
@@ -122,8 +118,11 @@ class SketchedOnlineNewton(CompiledRounds, AutoDefaults, NewtonState, Tunable, O
     >>> learner = SketchedOnlineNewton(3, sketch="rfd", m=2, alpha0=0.0, eta=0.0, C=1.0)
     >>> [round(learner.learn(x, y), 3) for x, y in [([1, 0, 0], 1), ([1, 0, 0], 1)]]
     [1.0, 0.0]
-    >>> float(learner.predict([1, 0, 0]))
-    1.0
+    >>> learner.last_prediction, float(learner.predict([1, 0, 0]))  # the last round's, the next
+    (1.0, 1.0)
+    >>> rec = SketchedOnlineNewton(2, m=2).step([2.0, 0.0], 1.0)
+    >>> rec.t, rec.loss, rec.prediction, rec.gradient_scale, rec.shrink, rec.rank, rec.condition_number
+    (1, 1.0, 0.0, -2.0, None, 1, 2.0)
 
     References: Luo, Agarwal, Cesa-Bianchi, Langford (NIPS 2016), *Efficient second order
     online learning by sketching* (SON, the slab, FD-SON, RP-SON, Oja-SON); Luo, Chen, Zhang,
@@ -225,76 +224,45 @@ class SketchedOnlineNewton(CompiledRounds, AutoDefaults, NewtonState, Tunable, O
         :class:`~explorer.errors.Diverged` if ``u^T x`` overflows (``learn`` refuses such a
         row too)."""
         x = as_row(x, self.d)
-        with _quiet():
+        with self._quiet():
             z = float(self.u @ x)
         if not math.isfinite(z):
             raise Diverged("x: the prediction u^T x overflows; rescale x", t=self.t + 1)
         return min(max(z, -self.C), self.C)
 
-    def learn(self, x, y) -> float:
-        """Suffer the loss of the projected ``w_t`` on ``(x, y)``, then take the Newton step.
+    # -- the protocol's parts (explorer.learner) ----------------------------------------
+    def _check_round(self, x, y) -> tuple:
+        return as_row(x, self.d), check_label(y, self.loss, bound=SCALES[1]), True
 
-        The prediction the loss was suffered on, ``w_t^T x`` (what :meth:`predict` gave just
-        before), is kept as ``last_prediction``: progressive evaluation without a second pass
-        over ``x``. All or nothing: a refused round (``ValueError``, or
-        :class:`~explorer.errors.Diverged`) changes nothing. ``step(x, y).loss``.
-        """
-        return self._checked_round(x, y, False)[0]
-
-    def step(self, x, y) -> StepRecord:
-        """:meth:`learn`, returning the round's :class:`~explorer.hooks.StepRecord` (see the
-        class docstring; hooks receive this same record).
-
-        >>> rec = SketchedOnlineNewton(2, m=2).step([2.0, 0.0], 1.0)
-        >>> rec.t, rec.loss, rec.prediction, rec.gradient_scale, rec.shrink, rec.rank, rec.condition_number
-        (1, 1.0, 0.0, -2.0, None, 1, 2.0)
-        """
-        return self._checked_round(x, y, True)[2]
-
-    def _checked_round(self, x, y, record: bool) -> tuple:
-        """One round on an unchecked row and label: ``(loss, w_t^T x, StepRecord or None)``."""
-        x = as_row(x, self.d)
-        y = check_label(y, self.loss, bound=SCALES[1])
-        done = None if record else self._compiled_learn(x, y, FACE_MISS)  # the same numbers, compiled
-        try:
-            # a round that resolves "auto" settings is undone whole, settings included
-            provisional = self._pending or self._anchor is not None
-            with _quiet(), all_or_nothing(self) if provisional else contextlib.nullcontext():
-                done = done or self._round(x, y, undoable=True, record=record)
-        except RoundRefused as refusal:
-            raise refused("x", refusal, t=self.t + 1) from None
-        self.last_prediction = done[1]
-        return done
-
-    def learn_many(self, X, y, *, return_predictions: bool = False):
-        """:meth:`learn` on each row of ``X`` with labels ``y`` in order; returns the losses
-        (with ``return_predictions`` also each ``w_t^T x_t`` they were suffered on).
-
-        The numbers of a loop of ``learn``, every row and label checked once, first. All or
-        nothing: if a round is refused the whole call is undone (one snapshot per call) and
-        the ``ValueError`` (:class:`~explorer.errors.Diverged` with its ``row`` and ``t``)
-        names the row; step records already sent to hooks stay sent.
-
-        >>> learner = SketchedOnlineNewton(2, m=2, alpha0=0.0, eta=0.0, C=1.0)  # the JMLR setting
-        >>> losses, predictions = learner.learn_many([[1, 0], [1, 0]], [1, 1], return_predictions=True)
-        >>> losses.tolist(), predictions.tolist()
-        ([1.0, 0.0], [0.0, 1.0])
-        """
+    def _check_rounds(self, X, y) -> Rounds:
         X, y = as_labeled_rows(X, y, self.d)
         check_labels(y, self.loss, bound=SCALES[1])
-        losses, predictions = np.empty(len(y)), np.empty(len(y))
-        if len(y):
-            with all_or_nothing(self), _quiet():
-                i, labels = 0, y.tolist()  # rows the compiled round leaves take the numpy one
-                while (i := self._compiled_rounds(X, y, i, losses, predictions, FACE_MISS)) < len(y):
-                    try:
-                        losses[i], predictions[i], _ = self._round(X[i], labels[i], undoable=False)
-                    except RoundRefused as refusal:
-                        raise refused(f"X row {i}", refusal, row=i, t=self.t + 1,
-                                      after=" (the call is undone)") from None
-                    i += 1
-            self.last_prediction = float(predictions[-1])
-        return (losses, predictions) if return_predictions else losses
+        # rows the compiled round leaves take the numpy one, not undoable: the call is
+        return Rounds(zip(X, y.tolist(), itertools.repeat(False)), arrays=(X, y))
+
+    def _refused(self, refusal: RoundRefused, row: int | None):
+        if row is None:
+            return refused("x", refusal, t=self.t + 1)
+        return refused(f"X row {row}", refusal, row=row, t=self.t + 1, after=" (the call is undone)")
+
+    def _round_guard(self):
+        if self._pending or self._anchor is not None:
+            return self._provisional_round()
+        return self._quiet()
+
+    @contextlib.contextmanager
+    def _provisional_round(self):
+        """A round that resolves "auto" settings is undone whole, settings included."""
+        with self._quiet(), all_or_nothing(self):
+            yield
+
+    def _fast_round(self, arguments: tuple) -> tuple | None:
+        return self._compiled_learn(arguments[0], arguments[1], FACE_MISS)  # the same numbers
+
+    def _fast_rounds(self, rounds: Rounds, start: int, losses: np.ndarray,
+                     predictions: np.ndarray) -> int:
+        X, y = rounds.arrays
+        return self._compiled_rounds(X, y, start, losses, predictions, FACE_MISS)
 
     def _project(self, x: np.ndarray) -> tuple[np.ndarray, float, float]:
         """:func:`project_on_slab` of ``u_t`` for ``x``: ``(w_t, a_t, z_t)``."""

@@ -42,7 +42,7 @@ from scipy.linalg.blas import ddot as _ddot
 from .._validation import as_matrix, as_row, as_rows, check_float, check_int
 from ..errors import Diverged
 from ..hooks import StepRecord
-from ..learner import OnlineLearner
+from ..learner import OnlineLearner, RoundRefused, Rounds
 from ..params import Tunable
 from ..state import StateReader, copy_array, generator_json
 
@@ -51,7 +51,7 @@ __all__ = [
     "check_dimension", "check_subset", "check_learning_rates", "check_seed", "squared_norm",
     "check_loss", "as_loss_row", "as_loss_matrix", "as_stream", "read_learning_rates", "stored",
     "read_last", "read_log_weights", "orthonormality_error", "read_orthonormal", "eigh",
-    "diverged_in_round", "log_normalize", "RoundLearner", "RandomizedLogWeights",
+    "refused_in_round", "log_normalize", "RoundLearner", "RandomizedLogWeights",
     "DensityMatrixLearner",
 ]
 
@@ -269,11 +269,11 @@ def eigh(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return values, vectors
 
 
-def diverged_in_round(learner, error: Diverged) -> Diverged:
-    """``error`` re-raised by ``learner``'s round: its message names the learner and the
-    round (``t``), as every learner family's :class:`~explorer.errors.Diverged` does."""
-    t = learner.t + 1
-    return Diverged(f"{type(learner).__name__}, round {t}: {error}", t=t)
+def refused_in_round(error: Diverged) -> RoundRefused:
+    """``error`` (a failed eigensolver) as the refusal of the round it happened in, which
+    :meth:`RoundLearner._refused` raises as a :class:`~explorer.errors.Diverged` naming the
+    learner and the round."""
+    return RoundRefused(str(error))
 
 
 def log_normalize(log_v: np.ndarray) -> np.ndarray:
@@ -285,13 +285,15 @@ def log_normalize(log_v: np.ndarray) -> np.ndarray:
 class RoundLearner(OnlineLearner, Tunable):
     """The round protocol of every learner of the family (docs/architecture.md).
 
-    A subclass writes the algorithm once, as ``_round(x, record) -> (loss, step)``: it
-    computes the whole round, commits it, emits its hook events when a hook listens, and
-    returns the loss and the round's :class:`~explorer.hooks.StepRecord`, built only when
-    ``record`` is true or a hook listens (the hooks receive that very record), else None.
-    On top of it:
+    A subclass writes the algorithm once, as ``_round(x, record) -> (loss, nan, step)``:
+    it checks its input, computes the whole round, commits it, emits its hook events when a
+    hook listens, and returns the loss and the round's :class:`~explorer.hooks.StepRecord`,
+    built only when ``record`` is true or a hook listens (the hooks receive that very
+    record), else None; a failed eigensolver is a :class:`~explorer.learner.RoundRefused`
+    (:func:`refused_in_round`). On top of it (:class:`~explorer.learner.OnlineLearner`):
 
-    - ``learn(x) -> loss`` (``y`` must be None: the family learns from ``x`` alone),
+    - ``learn(x) -> loss``, ``learn_many(X) -> losses`` (``y`` must be None: the family
+      learns from ``x`` alone; no scalar prediction),
     - ``step(x) -> StepRecord``, with ``step(x).loss == learn(x)`` for the same state,
     - ``with_params(eta=..., alpha=...)`` (:class:`~explorer.params.Tunable`): a new learner
       continuing from this one's state, the hyper-parameters in ``HOT`` changed. The saved
@@ -303,20 +305,31 @@ class RoundLearner(OnlineLearner, Tunable):
 
     _INPUT: ClassVar[str] = "one row x"
 
-    def learn(self, x, y=None) -> float:
-        """Play this round's decision, pay its loss (returned), then update: ``step(x).loss``
-        without building the record."""
+    PREDICTS = False  # a round's decision is a subspace, not a number
+
+    def _check_round(self, x, y) -> tuple:
+        self._no_label(y)
+        return (x,)  # the round checks its input itself (as_loss_row, _as_losses, ...)
+
+    def _check_rounds(self, X, y) -> Rounds:
+        self._no_label(y)
+        try:
+            return Rounds((x,) for x in X)
+        except TypeError:
+            raise ValueError(f"X must be a sequence of rounds ({self._INPUT} each), got "
+                             f"{type(X).__name__}") from None
+
+    def _no_label(self, y) -> None:
         if y is not None:
             raise ValueError(f"{type(self).__name__} learns from {self._INPUT} per round and "
                              f"takes no label: y must be None")
-        return self._round(x, False)[0]
 
-    def step(self, x) -> StepRecord:
-        """One round, as :meth:`learn`, returning its :class:`~explorer.hooks.StepRecord`
-        (the sampled ``loss``, the ``expected_loss`` of a randomized learner, ``alpha``, ...)."""
-        return self._round(x, True)[1]
+    def _refused(self, refusal: RoundRefused, row: int | None) -> Diverged:
+        t = self.t + 1
+        where = "" if row is None else f" (X row {row}; the call is undone)"
+        return Diverged(f"{type(self).__name__}, round {t}{where}: {refusal}", row=row or 0, t=t)
 
-    def _round(self, x, record: bool) -> tuple[float, StepRecord | None]:
+    def _round(self, x, record: bool) -> tuple[float, float, StepRecord | None]:
         raise NotImplementedError
 
 
@@ -459,7 +472,7 @@ class DensityMatrixLearner(RandomizedLogWeights):
         try:
             mu, U = eigh(M)
         except Diverged as error:
-            raise diverged_in_round(self, error) from None
+            raise refused_in_round(error) from None
         return U, log_normalize(mu)
 
     def _spectrum_summary(self, log_w: np.ndarray) -> tuple[float, int]:

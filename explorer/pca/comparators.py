@@ -3,6 +3,8 @@ projection in hindsight (Yuan & Lamperski, section 6)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._validation import as_matrix, check_int
@@ -10,7 +12,7 @@ from ..errors import Diverged
 from ..hooks import StepRecord
 from ..state import StateReader, copy_array, stateful
 from ._base import (MAX_LOSS, RoundLearner, as_loss_row, as_stream, check_subset,
-                    diverged_in_round, eigh, orthonormality_error, read_last, read_orthonormal,
+                    refused_in_round, eigh, orthonormality_error, read_last, read_orthonormal,
                     stored)
 
 __all__ = ["FollowTheLeaderPCA", "best_fixed_projection", "compression_losses"]
@@ -62,7 +64,7 @@ class FollowTheLeaderPCA(RoundLearner):
         """The k orthonormal columns projected onto in the next round (n x k)."""
         return self._basis.copy()
 
-    def _round(self, x, record: bool) -> tuple[float, StepRecord | None]:
+    def _round(self, x, record: bool) -> tuple[float, float, StepRecord | None]:
         """Pay ``||x - P_t x||^2``, then add ``x x^T`` to the covariance."""
         x = as_loss_row(x, self.n, None)
         trace = float(np.trace(self._covariance)) + float(x @ x)
@@ -75,13 +77,13 @@ class FollowTheLeaderPCA(RoundLearner):
         try:
             basis = _top_subspace(covariance, self.k)
         except Diverged as error:
-            raise diverged_in_round(self, error) from None
+            raise refused_in_round(error) from None
         self._covariance, self._basis = covariance, basis
         self.t += 1
         self.last_loss = loss
         if not (record or self._hooks):
-            return loss, None
-        return loss, self._emit_step(StepRecord(t=self.t, loss=loss))
+            return loss, math.nan, None
+        return loss, math.nan, self._emit_step(StepRecord(t=self.t, loss=loss))
 
     def state_dict(self) -> dict:
         """Plain arrays and scalars; ``from_state_dict`` continues exactly from here."""

@@ -3,6 +3,8 @@ simplex with a fixed-share step."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._validation import as_row
@@ -68,7 +70,7 @@ class AdaptiveBestSubset(RandomizedLogWeights):
 
     _INPUT = "one loss vector"
 
-    def _round(self, losses, record: bool) -> tuple[float, StepRecord | None]:
+    def _round(self, losses, record: bool) -> tuple[float, float, StepRecord | None]:
         """Sample n - k experts, pay their summed ``losses``, then update."""
         losses = self._as_losses(losses, self.eta)
         d = self.n - self.k
@@ -86,9 +88,9 @@ class AdaptiveBestSubset(RandomizedLogWeights):
         self.t = t
         self.last_loss, self.last_expected_loss = loss, expected
         if not (record or self._hooks):
-            return loss, None
+            return loss, math.nan, None
         step = StepRecord(t=t, loss=loss, alpha=self.alpha, expected_loss=expected)
-        return loss, self._emit_step(step, lambda: mixing_events(
+        return loss, math.nan, self._emit_step(step, lambda: mixing_events(
             t, self.alpha, probs, supports, self.n, chosen, log_v, log_w_hat, log_w_next, n_capped))
 
     def expected_loss(self, losses) -> float:

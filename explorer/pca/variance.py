@@ -3,6 +3,8 @@ r"""Online adaptive variance minimization on the unit sphere and on the simplex
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._validation import check_float
@@ -98,7 +100,7 @@ class VarianceMinSphere(DensityMatrixLearner):
 
     _INPUT = "one covariance matrix"
 
-    def _round(self, C, record: bool) -> tuple[float, StepRecord | None]:
+    def _round(self, C, record: bool) -> tuple[float, float, StepRecord | None]:
         """Play a random eigenvector y of ``Y``, pay ``y^T C y``, then update."""
         C, x = as_covariance(C, self.n, self.eta)
         t = self.t + 1
@@ -117,11 +119,11 @@ class VarianceMinSphere(DensityMatrixLearner):
         self.t = t
         self.last_loss, self.last_expected_loss = loss, expected
         if not (record or self._hooks):
-            return loss, None
+            return loss, math.nan, None
         condition, rank = self._spectrum_summary(log_next)
         step = StepRecord(t=t, loss=loss, alpha=self.alpha, condition_number=condition, rank=rank,
                           expected_loss=expected)
-        return loss, self._emit_step(step, lambda: (
+        return loss, math.nan, self._emit_step(step, lambda: (
             DecomposeEvent(t=t, probs=sigma, corners=np.eye(self.n), chosen=chosen),
             FixedShareEvent(t=t, v=np.exp(log_v), w_hat=np.exp(log_next), alpha=self.alpha)))
 
@@ -180,7 +182,7 @@ class VarianceMinSimplex(RoundLearner):
     HOT = ("eta", "alpha")
     _INPUT = "one covariance matrix"
 
-    def _round(self, C, record: bool) -> tuple[float, StepRecord | None]:
+    def _round(self, C, record: bool) -> tuple[float, float, StepRecord | None]:
         """Pay ``y_t^T C y_t``, then update the portfolio."""
         C, _ = as_covariance(C, self.n, self.eta)
         t = self.t + 1
@@ -193,9 +195,9 @@ class VarianceMinSimplex(RoundLearner):
         self.t = t
         self.last_loss = loss
         if not (record or self._hooks):
-            return loss, None
+            return loss, math.nan, None
         step = StepRecord(t=t, loss=loss, alpha=self.alpha)
-        return loss, self._emit_step(step, lambda: (
+        return loss, math.nan, self._emit_step(step, lambda: (
             FixedShareEvent(t=t, v=np.exp(log_v), w_hat=np.exp(log_next), alpha=self.alpha),))
 
     def state_dict(self) -> dict:
