@@ -57,7 +57,8 @@ def as_covariance(C, n: int, eta: float | None = None) -> tuple[np.ndarray, np.n
 
 @stateful
 class VarianceMinSphere(DensityMatrixLearner):
-    r"""Online adaptive variance minimization over the unit sphere (Yuan & Lamperski, Algorithm 5).
+    r"""Online adaptive variance minimization over the unit sphere (Yuan & Lamperski, ICML 2019,
+    Algorithm 5).
 
     Each round pick a unit vector :math:`y_t`, then see a covariance matrix
     :math:`0 \preceq C_t \preceq I` and pay the variance :math:`y_t^T C_t y_t`. The
@@ -135,7 +136,8 @@ class VarianceMinSphere(DensityMatrixLearner):
 
 @stateful
 class VarianceMinSimplex(RoundLearner):
-    r"""Online adaptive variance minimization over the simplex (Yuan & Lamperski, Algorithm 6).
+    r"""Online adaptive variance minimization over the simplex (Yuan & Lamperski, ICML 2019,
+    Algorithm 6).
 
     Portfolio risk: hold :math:`y_t` in the probability simplex (:math:`y_1` uniform),
     see the covariance :math:`C_t` of the assets' returns and pay the variance
