@@ -29,6 +29,7 @@ import importlib.util
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from fuzz_anatomy import anatomy_entries
 from fuzz_checks import files_in
 from fuzz_entries import data_entries, format_entries
 from fuzz_cli_links import cli_entries, learner_entries, link_entries
@@ -78,7 +79,8 @@ class Entry:
 
 def _build() -> dict[str, Entry]:
     entries = [*format_entries(Entry, Family), *data_entries(Entry, Family), *cli_entries(Entry, Family),
-               *link_entries(Entry, Family), *learner_entries(Entry, Family)]
+               *link_entries(Entry, Family), *learner_entries(Entry, Family),
+               *anatomy_entries(Entry, Family)]
     if importlib.util.find_spec("torch") is not None:
         entries += torch_entries(Entry, Family)
     return {entry.name: entry for entry in entries}
