@@ -100,6 +100,7 @@ def test_the_heatmaps_show_the_incoming_row_and_the_buffer_after():
     fig = round_heatmaps(open_sketch_round(sketch, [0.0, 4.0, 0.0, 0.0]))
     left, right = fig.data
     assert np.array_equal(left.z, [[3.0, 0.0, 0.0, 0.0], [0.0, 4.0, 0.0, 0.0]])
-    assert right.z.shape == (1, 4) and left.zmid == 0.0 and left.zmax == right.zmax == 4.0
+    assert np.array_equal(right.z[1], np.zeros(4))  # the freed row, drawn as the zero it is
+    assert right.z.shape == (2, 4) and left.zmid == 0.0 and left.zmax == right.zmax == 4.0
     assert len(fig.layout.shapes) == 1  # the incoming row, outlined
     assert fig.layout.meta["caption"][-1] == "alpha += delta / 2: 0 -> 4.5"
