@@ -22,9 +22,10 @@ import numpy as np
 
 from ._validation import check_int
 from .errors import Diverged
+from .hooks import StepRecord
 
-__all__ = ["History", "run", "learn_until_divergence", "running_average", "running_rmse", "lead_since",
-           "progress_bar"]
+__all__ = ["History", "run", "learn_until_divergence", "step_history", "kept_runs", "running_average",
+           "running_rmse", "lead_since", "progress_bar"]
 
 
 class History:
@@ -254,6 +255,68 @@ def learn_until_divergence(learner, X, y=None, *, hooks=()) -> np.ndarray:
     finally:
         for handle in handles:
             handle.remove()
+
+
+def step_history(learner, X, y=None, *, fields=()) -> History:
+    r""":func:`learn_until_divergence` with the named fields of each round's
+    :class:`~explorer.hooks.StepRecord`: one row per row of ``X``, columns ``t`` (1, 2, ...),
+    ``loss`` (``inf`` from a divergence on) and each field (NaN from a divergence on, and
+    where the record holds None), e.g. ``fields=("alpha", "condition_number")`` for
+    :math:`\alpha_t` and :math:`\kappa(H_t)` of a sketched online Newton learner (its "step"
+    event, docs/architecture.md). The records of a call undone by a divergence are those
+    of the replay: each round counts once. ``learner`` needs ``add_hook``.
+
+    >>> from explorer.adagrad import OGD
+    >>> h = step_history(OGD(1, eta=1.0, loss="squared"), np.full((3, 1), 1e100), np.ones(3),
+    ...                  fields=("gradient_scale",))
+    >>> h.names, h["loss"].tolist(), h["gradient_scale"].tolist()
+    (['t', 'loss', 'gradient_scale'], [1.0, inf, inf], [-2.0, nan, nan])
+    """
+    fields, allowed = tuple(fields), [name for name in StepRecord.__dataclass_fields__ if name not in ("t", "loss")]
+    for name in fields:
+        if name not in allowed:
+            raise ValueError(f"fields must name StepRecord fields ({', '.join(allowed)}), got {name!r}")
+    start, records = getattr(learner, "t", 0), {}
+
+    def keep(event) -> None:  # a replayed round overwrites the undone call's record of it
+        if event.kind == "step":
+            records[event.t - start] = event
+
+    losses = learn_until_divergence(learner, X, y, hooks=keep)
+    columns = {"t": np.arange(1, len(losses) + 1), "loss": losses}
+    for name in fields:
+        values = (getattr(records[t], name) if t in records and np.isfinite(losses[t - 1]) else None
+                  for t in columns["t"].tolist())
+        columns[name] = np.array([np.nan if value is None else value for value in values], dtype=float)
+    return History(columns)
+
+
+def kept_runs(compute: Callable, key: Callable | None = None) -> Callable:
+    """``compute(*setting)``, computed once per ``key(*setting)`` and kept: a lesson's slider
+    step recomputes only the runs its setting changed. ``key`` (default: the setting
+    itself) drops what a run does not depend on, e.g. the sketch size of a learner without
+    a sketch. The kept results are the returned function's ``runs`` dict (key -> result),
+    open to runs made elsewhere. Like :func:`functools.cache`, with a key of one's own.
+
+    >>> calls = []
+    >>> square = kept_runs(lambda kind, m: calls.append(m) or m * m,
+    ...                    key=lambda kind, m: (kind, None if kind == "full" else m))
+    >>> square("fd", 3), square("fd", 3), square("full", 2), square("full", 5), calls
+    (9, 9, 4, 4, [3, 2])
+    """
+    if not callable(compute) or not (key is None or callable(key)):
+        raise ValueError("kept_runs needs compute(*setting) and key(*setting) callables, got "
+                         f"{type(compute).__name__} and {type(key).__name__}")
+    runs: dict = {}
+
+    def run_once(*setting):
+        kept = setting if key is None else key(*setting)
+        if kept not in runs:
+            runs[kept] = compute(*setting)
+        return runs[kept]
+
+    run_once.runs = runs
+    return run_once
 
 
 def running_average(values) -> np.ndarray:

@@ -294,3 +294,87 @@ def test_lead_since_is_the_start_of_the_last_run_below():
     assert lead_since(t, [0, 1, 1, 1, 1], [0, 2, 2, 2, 2]) == 4  # t = 0 (0 against 0) does not count
     assert lead_since(t, [0, 1, 1, 1, 2], [0, 2, 2, 2, 2]) is None  # level at the end: not ahead
     assert lead_since([], [], []) is None
+
+
+# -- step_history -----------------------------------------------------------------------------
+
+def test_step_history_is_learn_many_with_each_rounds_record():
+    from explorer.newton import SketchedOnlineNewton
+    from explorer.run import step_history
+
+    X = stream(60, 4)
+    y = np.sign(X[:, 0] + 0.1)
+    recorder = Recorder(kinds=("step",))
+    expected = SketchedOnlineNewton(4, sketch="rfd", m=2, alpha0=0.1, eta=0.0, C=1.0)
+    expected.add_hook(recorder)
+    losses = expected.learn_many(X, y)
+    learner = SketchedOnlineNewton(4, sketch="rfd", m=2, alpha0=0.1, eta=0.0, C=1.0)
+    history = step_history(learner, X, y, fields=("alpha", "condition_number", "rank"))
+    columns = recorder.columns("step")
+    assert history.names == ["t", "loss", "alpha", "condition_number", "rank"]
+    assert history["t"].tolist() == list(range(1, 61))
+    assert np.array_equal(history["loss"], losses)
+    for name in ("alpha", "condition_number", "rank"):
+        assert np.array_equal(history[name], columns[name])
+
+
+def test_step_history_counts_each_round_once_after_a_divergence():
+    from explorer.adagrad import OGD
+    from explorer.run import step_history
+
+    X, y = np.ones((6, 1)), np.ones(6)
+    X[3:] = 1e100  # round 4 overflows: the call is undone and rounds 1-3 are played again
+    learner = OGD(1, eta=0.1, loss="squared")
+    history = step_history(learner, X, y, fields=("gradient_scale", "prediction"))
+    replayed = OGD(1, eta=0.1, loss="squared")
+    recorder = Recorder(kinds=("step",))
+    replayed.add_hook(recorder)
+    replayed.learn_many(X[:3], y[:3])
+    assert len(history) == 6 and learner.t == 3
+    assert history["loss"][3:].tolist() == [np.inf] * 3
+    assert np.array_equal(history["gradient_scale"][:3], recorder.columns("step")["gradient_scale"])
+    assert np.array_equal(history["prediction"][:3], recorder.columns("step")["prediction"])
+    assert np.isnan(history["gradient_scale"][3:]).all()
+
+
+@pytest.mark.parametrize("fields", [("t",), ("loss",), ("kappa",), (3,)])
+def test_step_history_refuses_an_unknown_field_and_leaves_the_learner_as_it_was(fields):
+    from explorer.adagrad import OGD
+    from explorer.run import step_history
+
+    learner = OGD(2, eta=0.1, loss="squared")
+    with pytest.raises(ValueError, match="fields must name StepRecord fields .*condition_number"):
+        step_history(learner, np.ones((3, 2)), np.ones(3), fields=fields)
+    assert learner.t == 0
+
+
+# -- kept_runs --------------------------------------------------------------------------------
+
+def test_kept_runs_computes_each_key_once_and_uses_runs_given_to_it():
+    from explorer.run import kept_runs
+
+    calls = []
+
+    def compute(sketch, m, eta):
+        calls.append((sketch, m, eta))
+        return np.full(3, m * eta)
+
+    runs = kept_runs(compute, key=lambda sketch, m, eta: (sketch, None if sketch == "full" else m, eta))
+    first = runs("fd", 5, 0.1)
+    assert runs("fd", 5, 0.1) is first  # the kept array, not a recomputed one
+    runs("full", 5, 0.1)
+    runs("full", 9, 0.1)  # FULL-ON's key has no m: kept
+    runs("fd", 6, 0.1)
+    assert calls == [("fd", 5, 0.1), ("full", 5, 0.1), ("fd", 6, 0.1)]
+    runs.runs["rfd", 5, 0.1] = "made elsewhere"
+    assert runs("rfd", 5, 0.1) == "made elsewhere" and len(calls) == 3
+    plain = kept_runs(lambda a, b: a + b)
+    assert plain(1, 2) == 3 and plain.runs == {(1, 2): 3}
+
+
+@pytest.mark.parametrize("compute, key", [(None, None), (len, "sketch")])
+def test_kept_runs_refuses_what_it_cannot_call(compute, key):
+    from explorer.run import kept_runs
+
+    with pytest.raises(ValueError, match="kept_runs needs compute"):
+        kept_runs(compute, key)
