@@ -1,17 +1,18 @@
-r"""Open one update: a round of FD, RFD or RFD-SON taken apart into the paper's steps, each
-with this round's numbers.
+r"""Open one update: a round taken apart into its paper's steps, each with this round's numbers.
 
-:func:`open_sketch_round` plays ``sketch.update(x)`` and reports it from the round's record
-(the sketch's :class:`~explorer.hooks.ShrinkEvent`) and the sketch's public state before and
-after: the row entering the buffer ``B``; when the buffer fills, its singular values
-``sigma_1 >= ... >= sigma_l``, ``delta = sigma_m^2``, every ``sigma_i^2 - delta``, the rows
-that become zero (freed), and for RFD ``alpha += delta / 2``. :func:`open_son_round` plays
-``learner.step(x, y)`` and reports RFD-SON's round (Luo et al. 2017, Algorithm 5) from its
-:class:`~explorer.hooks.StepRecord`: the prediction ``w_t^T x_t``, the loss, the gradient
-``g_t = l' x_t``, the sketched row ``sqrt(mu + eta_t) g_t``, the shrink and ``alpha``, and
-the Newton step ``u_{t+1} = w_t - H_t^{-1} g_t``. Both return an :class:`OpenedRound`,
-whose :meth:`~OpenedRound.lines` a lesson prints and whose ``before`` / ``row`` / ``after``
-:func:`explorer.plots.anatomy.round_heatmaps` draws.
+:func:`open_sketch_round` (FD, RFD) plays ``sketch.update(x)``: ``x_t`` enters the buffer
+``B``; when it fills, the singular values ``sigma``, ``delta = sigma_m^2``, every
+``sigma_i^2 - delta``, the rows freed, RFD's ``alpha += delta / 2``. :func:`open_son_round`
+(RFD-SON, FD-SON; Luo et al. 2017, Algorithm 5): ``w_t^T x_t``, the loss, ``g_t = l' x_t``,
+the sketched row ``sqrt(mu + eta_t) g_t``, the shrink, ``alpha``, the Newton step.
+:func:`open_adagrad_round` (ADA-FFD and every variant): the gradient, the shrink of ``S_t``,
+``kappa(H_t)``, the step on ``beta``. :func:`open_pca_round` (adaptive PCA, best subset):
+the corners and the one sampled, the loss, the exponentiated step, fixed share, capping.
+:func:`open_sftrl_round` (S-FTRL): ``z_t``, ``q_t``, the sign split into ``B+`` or ``B-``,
+the shrink. Each reads the round's record and events and the public state before and after,
+and returns an :class:`OpenedRound`: :meth:`~OpenedRound.lines` to print, ``before`` /
+``row`` / ``after`` for :func:`explorer.plots.anatomy.round_heatmaps`. :func:`open_round`
+picks by type.
 
 >>> import numpy as np
 >>> from explorer.sketch import RobustFrequentDirections
@@ -25,9 +26,8 @@ delta = sigma_m^2 = 3^2 = 9
 sigma_i^2 - delta = [7, 0]: 1 row kept, 1 row freed (now zero)
 alpha += delta / 2: 0 -> 4.5
 
-References: Liberty (KDD 2013), *Simple and deterministic matrix sketching*; Luo, Chen,
-Zhang, Li (2017), *Robust frequent directions with application in online learning*,
-Algorithms 1-5.
+References: Liberty (KDD 2013); Luo et al. (2017), Algorithms 1-5; Wan & Zhang (TPAMI 2022);
+Yuan & Lamperski (ICML 2019), Algorithms 1 and 4; Luo et al. (KDD 2018), Algorithm 4.
 """
 
 from __future__ import annotations
@@ -37,11 +37,15 @@ import math
 
 import numpy as np
 
-from .hooks import ShrinkEvent
+from .adagrad import AdaGrad
+from .fm import SketchedFTRL
+from .hooks import CapEvent, DecomposeEvent, FixedShareEvent, ShrinkEvent
 from .newton import SketchedOnlineNewton
+from .pca import AdaptiveBestSubset, OnlineAdaptivePCA
 from .sketch import FrequentDirections, RobustFrequentDirections
 
-__all__ = ["Part", "OpenedRound", "open_sketch_round", "open_son_round"]
+__all__ = ["Part", "OpenedRound", "open_round", "open_sketch_round", "open_son_round",
+           "open_adagrad_round", "open_pca_round", "open_sftrl_round"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,7 +85,7 @@ class OpenedRound:
 
 def _number(value: float) -> str:
     """A number as a lesson prints it: 4 significant digits, integers without a point."""
-    return f"{value:.4g}"
+    return f"{value + 0.0:.4g}"  # -0.0 prints as 0
 
 
 def _rows(k: int) -> str:
@@ -188,3 +192,135 @@ def open_son_round(learner: SketchedOnlineNewton, x, y) -> OpenedRound:
                       f", kappa(H_t) = {_number(record.condition_number)}"))
     row = math.sqrt(weight) * g if record.gradient_scale else None
     return OpenedRound(name, record.t, tuple(parts), before, row, learner.sketch.rows.copy())
+
+
+def _heard(observable, play) -> tuple[object, list]:
+    """``play()``'s result and the events ``observable`` sent meanwhile (the hook is removed
+    whatever happens)."""
+    heard: list = []
+    hook = observable.add_hook(heard.append)
+    try:
+        return play(), heard
+    finally:
+        hook.remove()
+
+
+def _step_parts(record, x) -> list[Part]:
+    """A labelled learner's first parts from its record: prediction, loss, gradient."""
+    g = record.gradient_scale * np.asarray(x, dtype=float)
+    return [Part("prediction", record.prediction, f"predict {_number(record.prediction)}"),
+            Part("loss", record.loss, f"suffer the loss {_number(record.loss)}"),
+            Part("g_t", g, f"g_t = l' x_t with l' = {_number(record.gradient_scale)}: "
+                           f"||g_t|| = {_number(float(np.linalg.norm(g)))}")]
+
+
+def open_adagrad_round(learner: AdaGrad, x, y) -> OpenedRound:
+    """Play ``learner.step(x, y)`` and take the AdaGrad round apart: ``beta^T x_t``, the loss,
+    ``g_t``, the sketch of the gradients and its shrink (``fd``, ``ffd``: ``delta``, rows
+    kept), ``H_t``'s condition number and the step ``beta_{t+1} - beta_t``. ``before`` /
+    ``after``: ``beta`` (one row); ``row``: ``g_t``. Read: the record and the public ``beta``."""
+    if not isinstance(learner, AdaGrad):
+        raise ValueError(f"learner must be an AdaGrad learner, got {type(learner).__name__}")
+    before = learner.beta.copy()
+    record = learner.step(x, y)
+    parts = _step_parts(record, x)
+    parts[0] = Part("prediction", record.prediction, f"round t = {record.t} of ADA-{learner.variant.upper()}: "
+                                                     f"predict beta_t^T x_t = {_number(record.prediction)}")
+    if record.shrink is not None:
+        parts.append(Part("delta", record.shrink.delta,
+                          f"S_t, the sketch of the gradients, filled and shrank: delta = sigma_tau^2 = "
+                          f"{_number(record.shrink.delta)}, {_rows(record.shrink.kept)} kept"))
+    if record.rank is not None:
+        parts.append(Part("rank", record.rank, f"H_t = delta I + (S_t^T S_t)^(1/2): rank of S_t = {record.rank}, "
+                                               f"kappa(H_t) = {_number(record.condition_number)}"))
+    step = learner.beta - before
+    parts.append(Part("beta_{t+1}", learner.beta.copy(), f"the step moved beta by {_number(float(np.linalg.norm(step)))}"))
+    g = parts[2].value
+    return OpenedRound(f"ADA-{learner.variant.upper()}", record.t, tuple(parts), before[None, :],
+                       g if record.gradient_scale else None, learner.beta[None, :].copy())
+
+
+def open_pca_round(learner: OnlineAdaptivePCA | AdaptiveBestSubset, x) -> OpenedRound:
+    """Play ``learner.step(x)`` and take the round apart from its events: the decomposition
+    of the capped weights into corners and the corner sampled, the loss and its expectation,
+    the exponentiated step (``v``), fixed share (``w_hat``) and capping. ``before`` /
+    ``after``: the weights (one row); ``row``: ``x`` (PCA) or the experts' losses."""
+    if not isinstance(learner, (OnlineAdaptivePCA, AdaptiveBestSubset)):
+        raise ValueError(f"learner must be OnlineAdaptivePCA or AdaptiveBestSubset, got {type(learner).__name__}")
+    def weights() -> np.ndarray:  # W's eigenvalues, or the experts' weights
+        return (learner.eigenvalues if isinstance(learner, OnlineAdaptivePCA) else learner.weights).copy()
+
+    before = weights()
+    record, heard = _heard(learner, lambda: learner.step(x))
+    events = {type(event): event for event in heard}
+    decompose, share, cap = events[DecomposeEvent], events[FixedShareEvent], events[CapEvent]
+    name = type(learner).__name__
+    parts = [
+        Part("corners", decompose.probs, f"round t = {record.t} of {name}: the capped weights are a mixture of "
+                                         f"{decompose.probs.size} corners; corner {decompose.chosen + 1} sampled "
+                                         f"(probability {_number(float(decompose.probs[decompose.chosen]))})"),
+        Part("loss", record.loss, f"suffer the loss {_number(record.loss)} (in expectation "
+                                  f"{_number(record.expected_loss)})"),
+        Part("v", share.v, ("exponentiated step: exp(ln W_t - eta x_t x_t^T) / tr, eigenvalues v"
+                            if isinstance(learner, OnlineAdaptivePCA) else
+                            "exponentiated step: v_i = w_i exp(-eta l_i) / sum_j w_j exp(-eta l_j)")
+             + f", largest {_number(float(share.v.max()))}"),
+        Part("w_hat", share.w_hat, f"fixed share: w_hat = (1 - alpha) v + alpha / n with alpha = "
+                                   f"{_number(share.alpha)}: smallest weight {_number(float(share.w_hat.min()))}"),
+        Part("cap", cap.n_capped, f"capping at 1 / (n - k): {cap.n_capped} weight"
+                                  f"{'s' * (cap.n_capped != 1)} capped"),
+    ]
+    return OpenedRound(name, record.t, tuple(parts), before[None, :],
+                       np.asarray(x, dtype=float).ravel(), weights()[None, :])
+
+
+def open_sftrl_round(learner: SketchedFTRL, x, y) -> OpenedRound:
+    """Play ``learner.step(x, y)`` and take S-FTRL's round apart: ``z_t = a_hat^T Theta_t
+    a_hat``, the loss, ``q_t``, the sign split (``sqrt(|q_t|) a_hat`` into ``B+`` if
+    ``q_t > 0``, ``B-`` if below), the shrink and the parts' ranks. ``before`` / ``after``:
+    the rows of the part the row entered; ``row``: ``sqrt(|q_t|) a_hat`` (dense)."""
+    if not isinstance(learner, SketchedFTRL):
+        raise ValueError(f"learner must be SketchedFTRL, got {type(learner).__name__}")
+    parts_before = (learner.sketch.positive.rows.copy(), learner.sketch.negative.rows.copy())
+    record = learner.step(x, y)
+    q = record.gradient_scale
+    sign = "+" if q > 0 else "-"
+    part = learner.sketch.positive if q > 0 else learner.sketch.negative
+    parts = [
+        Part("z_t", record.prediction, f"round t = {record.t} of S-FTRL (m = {learner.m}): predict "
+                                       f"z_t = a_hat^T Theta_t a_hat = {_number(record.prediction)}"),
+        Part("loss", record.loss, f"suffer the loss {_number(record.loss)}"),
+        Part("q_t", q, f"q_t = phi'(z_t) = {_number(q)}: the gradient is q_t a_hat a_hat^T"),
+        Part("split", sign, f"q_t {'>' if q > 0 else '<'} 0: sqrt(|q_t|) a_hat enters B{sign}" if q
+             else "q_t = 0: nothing enters the sketch"),
+    ]
+    if record.shrink is not None:
+        parts.append(Part("delta", record.shrink.delta, f"B{sign} filled and shrank: delta = "
+                                                        f"{_number(record.shrink.delta)}, {_rows(record.shrink.kept)} kept"))
+    parts.append(Part("ranks", record.part_ranks, f"rows in B+ and B-: {record.part_ranks[0]} and "
+                                                  f"{record.part_ranks[1]}; Theta_(t+1) = -eta (B+^T B+ - B-^T B-)"))
+    row = None
+    if q:
+        row = np.zeros(learner.d + 1)
+        row[:learner.d] = np.asarray(x, dtype=float) if np.ndim(x) == 1 else 0.0
+        row[learner.d] = 1.0
+        row *= math.sqrt(abs(q))
+    before = parts_before[0] if q >= 0 else parts_before[1]
+    return OpenedRound("S-FTRL", record.t, tuple(parts), before, row, part.rows.copy())
+
+
+def open_round(algorithm, x, y=None) -> OpenedRound:
+    """The opened round of ``algorithm`` on ``x`` (and ``y``), by its type: a sketch, RFD-SON or
+    FD-SON, an AdaGrad learner, online adaptive PCA or the best subset, S-FTRL."""
+    if isinstance(algorithm, FrequentDirections):
+        return open_sketch_round(algorithm, x)
+    if isinstance(algorithm, SketchedOnlineNewton):
+        return open_son_round(algorithm, x, y)
+    if isinstance(algorithm, AdaGrad):
+        return open_adagrad_round(algorithm, x, y)
+    if isinstance(algorithm, (OnlineAdaptivePCA, AdaptiveBestSubset)):
+        return open_pca_round(algorithm, x)
+    if isinstance(algorithm, SketchedFTRL):
+        return open_sftrl_round(algorithm, x, y)
+    raise ValueError(f"no opened round for {type(algorithm).__name__}: FD, RFD, RFD-SON, FD-SON, "
+                     f"AdaGrad, OnlineAdaptivePCA, AdaptiveBestSubset or SketchedFTRL")

@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from explorer import RFDSON, FDSON
-from explorer.anatomy import OpenedRound, open_sketch_round, open_son_round
+from explorer import OGD, RFDSON, FDSON, AdaGrad, OnlineAdaptivePCA, SketchedFTRL
+from explorer.anatomy import (OpenedRound, open_adagrad_round, open_pca_round, open_round,
+                              open_sftrl_round, open_sketch_round, open_son_round)
+from explorer.pca import AdaptiveBestSubset
 from explorer.plots.anatomy import round_heatmaps
 from explorer.sketch import FrequentDirections, RobustFrequentDirections
 from state_checks import assert_same_state, snapshot
@@ -104,3 +106,72 @@ def test_the_heatmaps_show_the_incoming_row_and_the_buffer_after():
     assert right.z.shape == (2, 4) and left.zmid == 0.0 and left.zmax == right.zmax == 4.0
     assert len(fig.layout.shapes) == 1  # the incoming row, outlined
     assert fig.layout.meta["caption"][-1] == "alpha += delta / 2: 0 -> 4.5"
+
+
+def _twins(make, n, seed, labelled=True):
+    rng = np.random.default_rng(seed)
+    return make(), make(), rng.standard_normal((n, 6)), rng.choice([-1.0, 1.0], n)
+
+
+@settings(max_examples=12, deadline=None)
+@given(variant=st.sampled_from(["ffd", "fd", "diag", "full"]), seed=st.integers(0, 2 ** 16), n=st.integers(1, 10))
+def test_an_opened_adagrad_round_is_its_step(variant, seed, n):
+    make = lambda: AdaGrad(6, variant=variant, tau=2, loss="logistic", eta=0.5)  # noqa: E731
+    opened, twin, X, y = _twins(make, n, seed)
+    for x, label in zip(X, y):
+        result = open_adagrad_round(opened, x, label)
+        record = twin.step(x, label)
+        assert_same_state(snapshot(opened), snapshot(twin))
+        assert result.part("loss").value == record.loss and result.part("prediction").value == record.prediction
+        assert np.array_equal(result.part("g_t").value, record.gradient_scale * x)
+        assert np.array_equal(result.part("beta_{t+1}").value, twin.beta) and np.array_equal(result.after[0], twin.beta)
+        assert ("delta" in [p.symbol for p in result.parts]) == (record.shrink is not None)
+
+
+@settings(max_examples=12, deadline=None)
+@given(experts=st.booleans(), alpha=st.sampled_from([0.0, 0.01, 0.5]), seed=st.integers(0, 2 ** 16),
+       n=st.integers(1, 8))
+def test_an_opened_pca_round_is_its_step_with_fixed_share_and_capping(experts, alpha, seed, n):
+    """The parts are the round's events, and they satisfy the paper's equations: the corner
+    probabilities sum to 1, w_hat = (1 - alpha) v + alpha / n, the capped weights are at most
+    1 / (n - k)."""
+    make = ((lambda: AdaptiveBestSubset(6, 2, eta=1.0, alpha=alpha, seed=3)) if experts
+            else (lambda: OnlineAdaptivePCA(6, 2, alpha=alpha, seed=3)))
+    opened, twin, X, _ = _twins(make, n, seed)
+    for x in (np.abs(X) if experts else X):
+        result = open_pca_round(opened, x)
+        record = twin.step(x)
+        assert_same_state(snapshot(opened), snapshot(twin))
+        assert result.part("loss").value == record.loss
+        probs = result.part("corners").value
+        assert math.isclose(probs.sum(), 1.0, rel_tol=1e-12)
+        v, w_hat = result.part("v").value, result.part("w_hat").value
+        assert np.allclose(w_hat, (1 - alpha) * v + alpha / 6, rtol=1e-12, atol=1e-15)
+        assert result.after.max() <= 1 / 4 * (1 + 1e-12)
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2 ** 16), n=st.integers(1, 12))
+def test_an_opened_sftrl_round_splits_the_gradient_by_its_sign(seed, n):
+    make = lambda: SketchedFTRL(6, m=2, loss="logistic")  # noqa: E731
+    opened, twin, X, y = _twins(make, n, seed)
+    for x, label in zip(X, y):
+        plus, minus = opened.sketch.positive.rank, opened.sketch.negative.rank
+        result = open_sftrl_round(opened, x, label)
+        record = twin.step(x, label)
+        assert_same_state(snapshot(opened), snapshot(twin))
+        q = record.gradient_scale
+        assert result.part("z_t").value == record.prediction and result.part("q_t").value == q
+        assert np.array_equal(result.row, math.sqrt(abs(q)) * np.append(x, 1.0))
+        entered, other = (opened.sketch.positive, minus) if q > 0 else (opened.sketch.negative, plus)
+        assert np.array_equal(result.after, entered.rows)
+        assert (opened.sketch.negative.rank if q > 0 else opened.sketch.positive.rank) == other  # the other part is untouched
+        if record.shrink is None:
+            assert np.array_equal(result.after[-1], result.row)
+
+
+def test_open_round_picks_by_type_and_names_what_it_opens():
+    assert open_round(FrequentDirections(3, 2), [1.0, 0.0, 0.0]).algorithm == "FD"
+    assert open_round(RFDSON(3, m=2), [1.0, 0.0, 0.0], 1.0).algorithm == "RFD-SON"
+    with pytest.raises(ValueError, match="no opened round for OGD"):
+        open_round(OGD(3), [1.0, 0.0, 0.0], 1.0)
