@@ -1,7 +1,8 @@
 """Widgets and template of the dashboard: everything here only displays a :class:`~.app.Dashboard`.
 
 The sidebar holds the shared settings (↻ restarts the stream, ⚡ applies mid-stream, as
-the active page declares), the upload and a note on sharing; the main area holds the
+the active page declares), the upload, a note on sharing and the active view as a Python
+script and as CSV (:func:`downloads`, :mod:`.export`); the main area holds the
 links to the active page's lessons and docs sections (:func:`reference_links`), the
 transport bar (Reset, Back, Play, Pause, Step, speed, ``t = N of n rows``; the keyboard
 shortcuts of :mod:`.keyboard`, a line naming them and the names of :mod:`.aria`), the alerts
@@ -26,6 +27,7 @@ from panel.custom import JSComponent
 
 from .aria import ANNOUNCE_SECONDS, AriaNames, LiveSummary
 from .controls import bind, grid_options
+from .export import csv, filename, script
 from .keyboard import SHORTCUTS_HELP, Keyboard
 from .live import help_text, row
 from .references import reference_links
@@ -34,7 +36,8 @@ from .symbols import annotate, annotate_views, symbols_panel
 from .transport import Transport
 from .upload import FORMATS, MAX_BYTES, MAX_COLUMNS, MAX_ROWS
 
-__all__ = ["layout", "label_of", "FrameClock", "FileUpload", "plain_text", "live_summary", "references"]
+__all__ = ["layout", "label_of", "FrameClock", "FileUpload", "plain_text", "live_summary", "references",
+           "downloads", "Download"]
 
 LABELS = {"m": "m: sketch size", "alpha0": "α₀: initial regularizer", "eta": "η",
           "dataset": "data set", "n": "n: stream length", "d": "d: dimension", "seed": "seed"}
@@ -377,7 +380,69 @@ def _sidebar(app) -> list:
         heading("### Share"),
         note("Every setting, the page and t are in the address bar: copy the link to show "
              "someone exactly this view."),
+        *downloads(app),
+        note("The .py file rebuilds this page's stream and algorithms with the explorer package "
+             "and prints the numbers its curves show at t; the .csv file holds the curves."),
     ]
+
+
+def downloads(app) -> list["Download"]:
+    """Two buttons saving the active page at its row t: as a Python script
+    (:func:`.export.script`) and its curves as CSV (:func:`.export.csv`), each file written
+    when its button is pressed (nothing is sent while the stream plays), named
+    ``explorer-<page>-t<t>``."""
+    return [Download(lambda: (filename(app.active, "py"), script(app.active)), mime="text/x-python",
+                     label="Download as Python (.py)", sizing_mode="stretch_width", margin=(5, 10)),
+            Download(lambda: (filename(app.active, "csv"), csv(app.active)), mime="text/csv",
+                     label="Download curves (.csv)", sizing_mode="stretch_width", margin=(5, 10))]
+
+
+class Download(JSComponent):
+    """A button that saves a file the server writes when it is pressed: ``write()`` gives
+    ``(file name, text)``.
+
+    A real ``<button>`` (Enter and Space press it; its text is its name for screen
+    readers). Panel's ``FileDownload`` (1.9) listens for clicks on a link inside its
+    button: a click with the mouse downloads, Enter on the focused button did nothing.
+    """
+
+    label = param.String(default="Download", doc="The button's text.")
+    mime = param.String(default="text/plain", doc="The file's media type.")
+
+    _stylesheets = [""":host { display: block; }
+    button { width: 100%; padding: 6px 12px; font: inherit; border: 1px solid #ced4da;
+             border-radius: 4px; background: white; color: #212529; cursor: pointer; }
+    button:hover { background: #e9ecef; }
+    button:focus-visible { outline: 3px solid #1f3b57; outline-offset: 1px; }"""]
+    _esm = """
+    export function render({ model, el }) {
+      const button = document.createElement("button")
+      button.type = "button"
+      button.textContent = model.label
+      model.on("label", () => { button.textContent = model.label })
+      button.addEventListener("click", () => model.send_msg({kind: "write"}))
+      model.on("msg:custom", msg => {
+        const link = document.createElement("a")
+        link.href = URL.createObjectURL(new Blob([msg.text], {type: model.mime}))
+        link.download = msg.name
+        el.appendChild(link)
+        link.click()
+        link.remove()
+        setTimeout(() => URL.revokeObjectURL(link.href), 10000)
+      })
+      return button
+    }
+    """
+
+    def __init__(self, write: Callable[[], tuple[str, str]], **params):
+        super().__init__(**params)
+        self.write = write
+
+    def _handle_msg(self, msg) -> None:
+        """The button was pressed (a message of the browser's script: only its kind is read)."""
+        if isinstance(msg, dict) and msg.get("kind") == "write":
+            name, text = self.write()
+            self._send_msg({"name": name, "text": text})
 
 
 def _show_stream_shape(app, n_widget, d_widget, shape: pn.pane.Markdown) -> None:
