@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["Undecided", "decide", "decide_all", "perturbed", "rounded", "sig", "verdict"]
+__all__ = ["Undecided", "decide", "decide_all", "lowest", "perturbed", "rounded", "sig", "verdict"]
 
 RELATIVE_GUARD = 1e-9
 """The least distance from a rounding edge, relative to the value, that :func:`sig` and
@@ -90,6 +91,33 @@ def decide_all(a, op: str, b, *, margin: float) -> bool:
     False
     """
     return all(decide(x, op, y, margin=margin) for x, y in np.broadcast(a, b))
+
+
+def lowest(values, *, margin: float):
+    r"""The key of the smallest of ``values`` (a dict; of a sequence, its index),
+    :math:`\arg\min_i v_i`, only when every other value is larger by more than ``margin``
+    (:func:`decide`): the best setting of a grid, printed without a coin flip on a near tie.
+
+    Raises :class:`Undecided` when the runner-up is within ``margin`` of the smallest (or a
+    value is not finite), ``ValueError`` when there is no value.
+
+    >>> lowest({0.01: 5.0, 0.1: 3.0, 1.0: 9.0}, margin=0.5), lowest([2.0, 1.0], margin=0.5)
+    (0.1, 1)
+    >>> lowest([2.0, 2.0 + 1e-12], margin=1e-9)
+    Traceback (most recent call last):
+    ...
+    explorer.report.Undecided: 2.000000000001 > 2.0 is within the margin 1e-09 ...
+    """
+    if not float(margin) > 0 or not math.isfinite(margin):
+        raise ValueError(f"margin must be a finite number > 0, got {margin}")
+    items = list(values.items()) if isinstance(values, Mapping) else list(enumerate(values))
+    if not items:
+        raise ValueError("lowest needs at least one value, got none")
+    best, smallest = min(items, key=lambda item: item[1])
+    for key, value in items:
+        if key != best:
+            decide(value, ">", smallest, margin=margin)
+    return best
 
 
 def verdict(a, b, *, margin: float) -> str:

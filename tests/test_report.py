@@ -92,3 +92,26 @@ def test_verdict_names_the_side_beyond_the_margin_and_ties_within_half_of_it(a, 
         assert gap < margin
     else:
         assert gap > margin and word == ("lower" if a < b else "higher")
+
+
+@given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=8), st.floats(1e-6, 10.0))
+def test_lowest_names_the_smallest_only_when_the_runner_up_is_beyond_the_margin(values, margin):
+    from explorer.report import lowest
+
+    ordered = sorted(values)
+    if len(values) > 1 and ordered[1] - ordered[0] <= margin:
+        with pytest.raises(Undecided):
+            lowest(values, margin=margin)
+        return
+    i = lowest(values, margin=margin)
+    assert values[i] == ordered[0]
+    assert lowest(dict(zip([f"k{j}" for j in range(len(values))], values)), margin=margin) == f"k{i}"
+
+
+def test_lowest_refuses_no_values_and_a_bad_margin():
+    from explorer.report import lowest
+
+    with pytest.raises(ValueError, match="at least one value"):
+        lowest({}, margin=1.0)
+    with pytest.raises(ValueError, match="margin must be a finite number > 0"):
+        lowest([1.0], margin=0.0)
