@@ -62,7 +62,8 @@ def script(page) -> str:
     title = page.title.replace('"', "'").replace("\\", "/")  # a class constant, not user text
     head = (f'"""Sketch Explorer, page "{title}" at t = {page.t} of {page.n_rows} rows.\n\n'
             f"Rebuilds the page's stream and algorithms with its settings, plays rows 1..t and\n"
-            f"prints the numbers its curves show at t, one 'name = value' line each.\n"
+            f"prints the numbers its curves show at t, one 'name = value' line each. Today's\n"
+            f"settings apply from row 1, as when the page's link is opened.\n"
             f'"""\n')
     body = _BODIES[page.key](page, s)
     clock = CLOCK_COLUMNS.get(page.key)
@@ -92,7 +93,7 @@ def _sketching(page, s) -> str:
     return ("from explorer.experiments.sketching import SKETCH_VARIANTS, SketchComparison\n"
             "from explorer.streams import load_stream\n\n"
             + _stream_lines(page, s)
-            + f"sketches = SketchComparison(X.shape[1], {s.m!r}, alpha0={s.alpha0!r})\n"
+            + f"sketches = SketchComparison(X.shape[1], m={s.m!r}, alpha0={s.alpha0!r})\n"
             f"sketches.extend(X[:{page.t}])\n"
             f"point = {{\"t\": {float(page.t)!r}, **sketches.measure(), \"alpha0\": {s.alpha0!r},\n"
             "         **{f\"delta_{v}\": sketches.fd[v].delta_total for v in SKETCH_VARIANTS}}\n")
@@ -116,11 +117,12 @@ def _newton(page, s) -> str:
 
 def _adagrad(page, s) -> str:
     delta = float(page.delta) if page.delta else None  # 0 on the page: the paper's
+    paper = "  # None: the paper's delta" if delta is None else ""
     return ("from explorer.experiments.adagrad import AdaGradRace\n"
             "from explorer.streams import load_stream\n\n"
             + _stream_lines(page, s)
             + f"race = AdaGradRace(X, loss={page.loss!r}, method={page.method!r}, eta={s.eta!r}, "
-            f"delta={delta!r}, tau={s.m!r}, seed={s.seed!r})\n"
+            f"delta={delta!r}, tau={s.m!r}, seed={s.seed!r}){paper}\n"
             f"race.step({page.t}, record=False)\n"
             "point = {\"t\": float(race.t), **race.measure()}\n")
 
