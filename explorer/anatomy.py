@@ -38,13 +38,13 @@ import math
 import numpy as np
 
 from .adagrad import AdaGrad
-from .fm import SketchedFTRL
+from .fm import SketchedFTRL, as_fm_row
 from .hooks import CapEvent, DecomposeEvent, FixedShareEvent, ShrinkEvent
 from .newton import SketchedOnlineNewton
 from .pca import AdaptiveBestSubset, OnlineAdaptivePCA
 from .sketch import FrequentDirections, RobustFrequentDirections
 
-__all__ = ["Part", "OpenedRound", "open_round", "open_sketch_round", "open_son_round",
+__all__ = ["Part", "OpenedRound", "can_open", "open_round", "open_sketch_round", "open_son_round",
            "open_adagrad_round", "open_pca_round", "open_sftrl_round"]
 
 
@@ -301,12 +301,23 @@ def open_sftrl_round(learner: SketchedFTRL, x, y) -> OpenedRound:
                                                   f"{record.part_ranks[1]}; Theta_(t+1) = -eta (B+^T B+ - B-^T B-)"))
     row = None
     if q:
+        idx, val = as_fm_row(x, learner.d)  # a dense, (indices, values) or sparse row
         row = np.zeros(learner.d + 1)
-        row[:learner.d] = np.asarray(x, dtype=float) if np.ndim(x) == 1 else 0.0
+        row[slice(None, learner.d) if idx is None else idx] = val
         row[learner.d] = 1.0
         row *= math.sqrt(abs(q))
     before = parts_before[0] if q >= 0 else parts_before[1]
     return OpenedRound("S-FTRL", record.t, tuple(parts), before, row, part.rows.copy())
+
+
+OPENABLE = (FrequentDirections, AdaGrad, OnlineAdaptivePCA, AdaptiveBestSubset, SketchedFTRL)
+
+
+def can_open(algorithm) -> bool:
+    """Whether :func:`open_round` takes ``algorithm`` apart (RFD-SON and FD-SON among the
+    sketched Newton learners)."""
+    return isinstance(algorithm, OPENABLE) or (isinstance(algorithm, SketchedOnlineNewton)
+                                                and algorithm.sketch_kind in ("rfd", "fd"))
 
 
 def open_round(algorithm, x, y=None) -> OpenedRound:
@@ -314,7 +325,7 @@ def open_round(algorithm, x, y=None) -> OpenedRound:
     FD-SON, an AdaGrad learner, online adaptive PCA or the best subset, S-FTRL."""
     if isinstance(algorithm, FrequentDirections):
         return open_sketch_round(algorithm, x)
-    if isinstance(algorithm, SketchedOnlineNewton):
+    if isinstance(algorithm, SketchedOnlineNewton) and can_open(algorithm):
         return open_son_round(algorithm, x, y)
     if isinstance(algorithm, AdaGrad):
         return open_adagrad_round(algorithm, x, y)

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from explorer import OGD, RFDSON, FDSON, AdaGrad, OnlineAdaptivePCA, SketchedFTRL
-from explorer.anatomy import (OpenedRound, open_adagrad_round, open_pca_round, open_round,
+from explorer.anatomy import (OpenedRound, can_open, open_adagrad_round, open_pca_round, open_round,
                               open_sftrl_round, open_sketch_round, open_son_round)
 from explorer.pca import AdaptiveBestSubset
 from explorer.plots.anatomy import round_heatmaps
@@ -175,3 +175,18 @@ def test_open_round_picks_by_type_and_names_what_it_opens():
     assert open_round(RFDSON(3, m=2), [1.0, 0.0, 0.0], 1.0).algorithm == "RFD-SON"
     with pytest.raises(ValueError, match="no opened round for OGD"):
         open_round(OGD(3), [1.0, 0.0, 0.0], 1.0)
+
+
+def test_an_sftrl_round_on_a_sparse_row_draws_the_dense_row():
+    import scipy.sparse
+    X = scipy.sparse.csr_array(([1.0, 1.0], [0, 3], [0, 2]), shape=(1, 5))
+    for x in (X[0], ([0, 3], [1.0, 1.0]), np.array([1.0, 0, 0, 1.0, 0])):
+        opened = open_sftrl_round(SketchedFTRL(5, m=2), x, 4.0)
+        q = opened.part("q_t").value
+        assert np.array_equal(opened.row, math.sqrt(abs(q)) * np.array([1.0, 0, 0, 1.0, 0, 1.0]))
+
+
+def test_can_open_says_which_algorithms_open_round_takes():
+    from explorer import FullON
+    assert can_open(RFDSON(3, m=2)) and can_open(FrequentDirections(3, 2)) and can_open(SketchedFTRL(3))
+    assert not can_open(FullON(3, alpha0=1.0)) and not can_open(OGD(3)) and not can_open(object())
