@@ -37,7 +37,7 @@ from ._validation import check_int
 from .errors import Diverged
 from .run import History, progress_bar
 
-__all__ = ["Race", "HotLearners"]
+__all__ = ["Race", "HotLearners", "Curves"]
 
 Measure = Callable[["Race"], Mapping[str, float]]
 
@@ -96,15 +96,43 @@ class HotLearners:
         return bool(changes)
 
 
-class Race(HotLearners):
+class Curves:
+    """The one owner of a run's curves: ``history`` (a :class:`~explorer.run.History`) and
+    the one way to append to it, :meth:`record`: ``t`` and :meth:`measure` now, then the
+    caller's ``extra`` columns. :class:`Race` is one; so is every family's race, and a
+    dashboard page draws its race's ``history`` (:mod:`explorer.dashboard.page`).
+
+    >>> race = Race({}, np.eye(2), measure=lambda race: {"rows": float(race.t)})
+    >>> _ = race.step(1, record=False); race.record(seed=0.0)
+    >>> race.history.last()
+    {'t': 1.0, 'rows': 1.0, 'seed': 0.0}
+    """
+
+    history: History
+    t: int
+
+    def measure(self) -> dict[str, float]:
+        """The columns of a history point at ``t``, besides ``t``."""
+        raise NotImplementedError
+
+    def record(self, **extra: float) -> None:
+        """Append one history point for the current state: ``t``, :meth:`measure`, ``extra``."""
+        self.history.append(t=float(self.t), **self.measure(), **extra)
+
+
+class Race(HotLearners, Curves):
     """``learners`` (name -> online learner with ``step``) played on the rows of ``X``
     (labels ``y``, or None for a learner without labels, e.g. online PCA).
 
-    ``measure(race) -> {column: float}`` adds columns to every history point (exact
-    errors, condition numbers, ...); each point always holds ``t`` and, per learner,
-    ``loss.<name>`` (that round's loss, NaN once stopped) and ``total.<name>`` (the
-    cumulative loss). ``capacity``: at most that many history points (every other one is
-    dropped when full, :class:`~explorer.run.History`); unbounded when None.
+    A history point (:meth:`measure`) holds ``t`` and, per learner, ``loss.<name>`` (that
+    round's loss, NaN once stopped) and ``total.<name>`` (the cumulative loss), then the
+    columns ``measure(race) -> {column: float}`` adds (exact errors, condition numbers,
+    ...); a family's race overrides :meth:`measure` with its own columns. ``capacity``: at
+    most that many history points (every other one is dropped when full,
+    :class:`~explorer.run.History`); unbounded when None.
+
+    A family's race extends the loop in one place, :meth:`after_round` (called once per
+    row, after every learner played it): it never re-loops over the rows itself.
     """
 
     def __init__(self, learners: Mapping[str, Any], X, y=None, *, measure: Measure | None = None,
@@ -153,9 +181,14 @@ class Race(HotLearners):
             for name in self.running:
                 self._play(name, x, y)
             self.t += 1
+            self.after_round(x, y)
         if record and k:
             self.record()
         return k
+
+    def after_round(self, x: np.ndarray, y) -> None:
+        """Book round ``t`` (just played on row ``x``, label ``y``) from ``self.records``:
+        the one place a family's race extends the loop (nothing here)."""
 
     def _play(self, name: str, x: np.ndarray, y) -> None:
         learner = self.learners[name]
@@ -179,20 +212,18 @@ class Race(HotLearners):
             bar.close()
         return self.history
 
-    def record(self) -> None:
-        """Append one history point for the current state."""
-        point: dict[str, float] = {"t": float(self.t)}
+    def measure(self) -> dict[str, float]:
+        """The columns of a history point besides ``t``: per learner ``loss.<name>`` and
+        ``total.<name>``, then ``measure(race)`` of the constructor; a family's race
+        (:mod:`explorer.experiments`) overrides this with its own columns."""
+        point: dict[str, float] = {}
         for name in self.learners:
             record = self.records.get(name)
             point[f"loss.{name}"] = record.loss if record is not None and record.t == self.t else np.nan
             point[f"total.{name}"] = self.totals[name]
-        point.update(self.measure())
-        self.history.append(**point)
-
-    def measure(self) -> dict[str, float]:
-        """The extra columns of a history point: ``measure(race)`` of the constructor, or
-        nothing; a family's race (:mod:`explorer.experiments`) overrides this."""
-        return {} if self._extra_columns is None else dict(self._extra_columns(self))
+        if self._extra_columns is not None:
+            point.update(self._extra_columns(self))
+        return point
 
     # -- snapshots (Back) ------------------------------------------------------------------
     def state_dict(self) -> dict:

@@ -18,6 +18,7 @@ from panel.io.location import Location
 
 from explorer import FrequentDirections, RobustFrequentDirections
 from explorer.dashboard import Dashboard, create_app
+from explorer.race import Curves
 from explorer.run import History
 from explorer.dashboard.live import LivePlot
 from explorer.dashboard.page import Page
@@ -404,8 +405,10 @@ def test_history_thins_and_truncates():
 
 def test_page_protocol_is_small():
     """What a family implements: the hooks Page calls (SketchingPage is the example)."""
-    hooks = {"_build", "_advance", "_measure", "_state", "_load", "_make_views", "_update_views"}
+    hooks = {"_build", "_advance", "_tune", "_columns", "_load", "_make_views", "_update_views"}
     assert hooks <= set(vars(SketchingPage))
+    # what a family's race gives every page
+    assert {"_advance", "_state", "_load", "apply_hot", "record"} <= set(vars(Page))
     assert SketchingPage.key == "sketching" and set(SketchingPage.hot) <= set(SketchingPage.uses)
     assert Transport.param.speed.default in Transport.param.speed.objects
 
@@ -575,6 +578,16 @@ def test_live_plot_packs_its_arrays_in_one_buffer_each_distinct_array_once():
 
 # -- failures are messages, never a dead transport (issue 13) -------------------------------
 
+class RowSum(Curves):
+    """PickyPage's race: the sum of the rows it was fed (its history: one column, ``sum``)."""
+
+    def __init__(self, d: int):
+        self.total, self.t, self.history = np.zeros(d), 0, History()
+
+    def measure(self):
+        return {"sum": float(self.total.sum())}
+
+
 class PickyPage(Page):
     """A page that fails on purpose: it cannot build on 3 columns (or when ``strict``), a
     row whose first value is 13 fails its step after the rows before it in the call were
@@ -587,7 +600,7 @@ class PickyPage(Page):
     strict = param.Boolean(default=False)
 
     def _build(self, X):
-        self.total = np.zeros(X.shape[1])
+        self.race = RowSum(X.shape[1])
         if self.strict or X.shape[1] == 3:
             raise ValueError("three columns are refused")
         self.scale = 1.0
@@ -596,21 +609,23 @@ class PickyPage(Page):
         for row in rows:
             if row[0] == 13:
                 raise ValueError("13 is unlucky")
-            self.total = self.total + row
+            self.race.total = self.race.total + row
+            self.race.t += 1
+
+    @property
+    def total(self):
+        return self.race.total
 
     def apply_hot(self, name):
         self.scale = self.settings.alpha0
         if self.scale > 100:
             raise ValueError("alpha0 over 100 is refused")
 
-    def _measure(self):
-        return {"sum": float(self.total.sum())}
-
     def _state(self):
-        return {"total": self.total.copy()}
+        return {"total": self.total.copy(), "t": self.race.t}
 
     def _load(self, state):
-        self.total = state["total"].copy()
+        self.race.total, self.race.t = state["total"].copy(), state["t"]
 
     def _make_views(self):
         return pn.Column()
@@ -974,3 +989,37 @@ def test_the_sidebar_eta_says_what_it_is_on_each_page():
     assert labels == {"sketching": "η: not used on this page", "newton": "η: SON curvature weight",
                       "adagrad": "η: step size", "pca": "η: not used on this page",
                       "fm": "η: FTRL step size"}
+
+
+@pytest.mark.parametrize("key", ["sketching", "newton", "adagrad", "pca", "fm"])
+def test_the_curves_a_page_draws_are_its_races_history(key):
+    """One owner of the curves: page.history is the race's History (the race records every
+    point, the page adds its own columns), through a step, a hot change and a Back."""
+    from explorer.dashboard.app import PAGES
+
+    page = next(cls for cls in PAGES if cls.key == key)(Settings(n=120, d=8, m=3, alpha0=0.5))
+    page.step(50)
+    assert page.history is page.race.history and page.history.last()["t"] == 50
+    state = page.snapshot()
+    page.step(20)
+    page.truncate(50)
+    page.restore(state)
+    page.record_current()
+    assert page.history is page.race.history and page.history["t"][-1] == 50
+    if page.hot:
+        before = len(page.history)
+        setattr(page.settings, page.hot[0], 0.25 if page.hot[0] != "eta" else 0.05)
+        page.apply_hot(page.hot[0])
+        assert page.history is page.race.history and len(page.history) == before + page.hot_point
+
+
+def test_pages_of_a_race_declare_data_and_inherit_the_protocol():
+    """Playing, snapshotting, restoring and retuning a race are written once, in Page: a page
+    of online learners declares which settings are hot and whether a change is drawn."""
+    from explorer.dashboard.app import PAGES
+
+    for cls in PAGES:
+        if cls.key != "sketching":
+            assert not {"_advance", "_state", "_load", "_measure", "apply_hot_options"} & set(vars(cls)), cls
+    assert {cls.key: (cls.hot_point, cls.hot_options_point) for cls in PAGES if cls.key in ("newton", "fm")} \
+        == {"newton": (True, False), "fm": (False, False)}

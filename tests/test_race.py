@@ -97,3 +97,29 @@ def test_no_learners_still_advances_and_bad_streams_are_refused():
         Race({"sketch": object()}, X, y)
     with pytest.raises(ValueError, match="2-D"):
         Race(learners(), X[0], y)
+
+
+def test_a_family_race_extends_the_loop_in_after_round_only():
+    """One loop over the rows: Race.step calls after_round once per row, after every learner
+    played it; the family races book their rounds there and do not re-loop (no step of their own)."""
+    from explorer.experiments.newton import NewtonRace
+    from explorer.experiments.pca import AdaptivePCARace
+
+    class Counting(Race):
+        def after_round(self, x, y):
+            seen.append((self.t, float(x[0]), y, self.records["ogd"].t))
+
+    seen = []
+    X = np.arange(12.0).reshape(6, 2)
+    race = Counting({"ogd": OGD(2, eta=0.01)}, X, X[:, 0])
+    assert race.step(4, record=False) == 4 and race.step(5) == 2
+    assert seen == [(t, X[t - 1, 0], X[t - 1, 0], t) for t in range(1, 7)]
+    assert "step" not in vars(NewtonRace) and "step" not in vars(AdaptivePCARace)
+
+
+def test_record_appends_t_the_measure_and_the_callers_columns():
+    race = Race({"ogd": OGD(2, eta=0.01)}, np.eye(2), [1.0, -1.0], measure=lambda race: {"two": 2.0})
+    race.step(1, record=False)
+    race.record(setting=0.5)
+    assert race.history.names == ["t", "loss.ogd", "total.ogd", "two", "setting"]
+    assert race.history.last()["setting"] == 0.5 and race.history.last()["t"] == 1.0

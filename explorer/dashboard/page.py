@@ -12,13 +12,13 @@ and the :class:`~explorer.dashboard.transport.Transport`; it calls, on the activ
   ``restore(snapshot)`` and ``step(k, record=False)`` up to ``t``.
 
 A subclass sets ``key``, ``title``, ``uses`` (the :class:`Settings` it reads) and ``hot``
-(those applied without a reset), and implements ``_build(X)`` (new algorithms on the stream
-X as new attributes, never changing the ones they replace, which a failed
-:meth:`Page.reset` puts back), ``_advance(rows)``, ``_measure()`` (one history point, a
-dict of floats), ``_state()``/``_load(state)`` (plain ``state_dict`` arrays),
-``_make_views()`` (panes, built once) and ``_update_views()`` (patch their data). A page of
-online learners builds an :class:`explorer.race.Race` as ``self.race`` and inherits
-``_advance``, ``_state`` and ``_load``.
+(those applied without a reset), and implements ``_build(X)``: a new race on the stream X
+as ``self.race`` (an :class:`explorer.race.Race` or another :class:`~explorer.race.Curves`
+with ``step``, ``measure``, ``state_dict``/``load_state_dict``; never changing the objects
+it replaces, which a failed :meth:`Page.reset` puts back), ``_tune()`` (today's hot values
+to the race), ``_make_views()`` (panes, built once) and ``_update_views()`` (patch their
+data). ``page.history`` is ``race.history`` (a point: ``race.measure()``, ``_columns()``);
+``_advance``, ``_state``, ``_load`` and ``apply_hot`` play, snapshot, restore and retune it.
 
 Optional: ``restart`` (the page's own parameters whose change restarts the stream),
 ``hot_options`` (those applied from now on, by ``apply_hot_options()`` and ``_tune()``),
@@ -64,6 +64,9 @@ class Page(param.Parameterized):
     """The page's own parameters whose change restarts the stream (see :meth:`request_restart`)."""
     hot_options: ClassVar[tuple[str, ...]] = ()
     """The page's own parameters applied mid-stream (see :meth:`apply_hot_options`)."""
+    hot_point: ClassVar[bool] = True
+    """Whether a ``hot`` change records a history point (a step); ``hot_options_point``: an option's."""
+    hot_options_point: ClassVar[bool] = True
     eta_meaning: ClassVar[str] = "step size"
     """What the shared η is on this page, for its sidebar label ("η: step size")."""
 
@@ -75,7 +78,6 @@ class Page(param.Parameterized):
     def __init__(self, settings: Settings, **params):
         super().__init__(**params)
         self.settings = settings
-        self.history = History(capacity=4 * HISTORY_POINTS)
         self._tail = False  # the history's last point is the current row between two grid rows
         self.run = 0  # times the stream was (re)started: a snapshot is restored only into its own run
         self.on_restart: Callable[[], bool] | None = None  # set by the frame (see request_restart)
@@ -99,7 +101,7 @@ class Page(param.Parameterized):
         """Rebuild the algorithms from the settings and go back to t = 0.
 
         All or nothing: when the page cannot run on the new stream (``_stream``,
-        ``_build`` or the first ``_measure`` raises), its attributes and ``t``, ``n_rows``
+        ``_build`` or the first ``record`` raises), its attributes and ``t``, ``n_rows``
         and ``notes`` are put back as they were and the error is re-raised.
         """
         attributes = dict(vars(self))
@@ -108,9 +110,9 @@ class Page(param.Parameterized):
             self.run += 1
             self._X, self._stream_notes = self._stream()
             self.n_rows = self._X.shape[0]
-            self.history = History(capacity=self.history.capacity)
             self._tail = False
             self._build(self._X)
+            self.race.history = History(capacity=4 * HISTORY_POINTS)
             self.t = 0
             self.update_notes()
             self.record()
@@ -122,18 +124,20 @@ class Page(param.Parameterized):
             raise
 
     @property
+    def history(self) -> History:
+        """The curves: the race's :class:`~explorer.run.History`, one per run (:meth:`step`)."""
+        return self.race.history
+
+    @property
     def resolution(self) -> int:
         """Rows between two points of the curves: the stream's length over :data:`HISTORY_POINTS`."""
         return max(1, math.ceil(self.n_rows / HISTORY_POINTS))
 
     def step(self, n: int = 1, record: bool = True) -> int:
         """Feed the next ``n`` rows (fewer at the end); unless told not to, record the history.
-
         The curves have a point at every ``resolution``-th row (the *grid*) and one at the
-        current row. So the history at row ``t`` is the same however the stream got there
-        (one Step at a time, Play at any speed, a shared link's seek): a link shows the
-        sender's curves. The current row's point is replaced by the next step.
-        """
+        current row, replaced by the next step: the history at row ``t`` is the same however
+        the stream got there (Step, Play at any speed, a shared link's seek)."""
         k = min(int(n), self.n_rows - self.t)
         if k <= 0:
             return 0
@@ -153,13 +157,11 @@ class Page(param.Parameterized):
         return k
 
     def record_current(self) -> None:
-        """Make sure the history's last point is the current row (after a step or a rewind);
-        between two grid rows it is a provisional point, replaced by the next step."""
-        if len(self.history) == 0 or self.history["t"][-1] != self.t:
+        """Make the history's last point the current row's (provisional between grid rows)."""
+        fresh = len(self.history) == 0 or self.history["t"][-1] != self.t
+        if fresh:
             self.record()
-            self._tail = self.t % self.resolution != 0 and not self.finished
-        else:
-            self._tail = False
+        self._tail = fresh and self.t % self.resolution != 0 and not self.finished
 
     def truncate(self, t: int) -> None:
         """Forget the history after row ``t`` (Back, before the page is put back at ``t``)."""
@@ -167,24 +169,26 @@ class Page(param.Parameterized):
         self._tail = False
 
     def apply_hot(self, name: str) -> None:
-        """A hot setting changed; the default is to restart. Pages override for their ``hot``."""
-        self.reset()
-
-    def apply_hot_options(self) -> None:
-        """A ``hot_options`` value changed: :meth:`_tune` (from the next row on), new notes,
-        a history point at the change (drawn as a step), a redraw."""
+        """A shared setting changed: one of ``hot`` goes to the race from the next row on
+        (:meth:`_tune`, new notes, a point at the change if ``hot_point``); others restart."""
+        if name not in self.hot:
+            return self.reset()
         self._tune()
         self.update_notes()
-        self.record()
+        if self.hot_point:
+            self.record()
+
+    def apply_hot_options(self) -> None:
+        """A ``hot_options`` value changed: :meth:`_tune`, notes, a point if ``hot_options_point``, a redraw."""
+        self._tune()
+        self.update_notes()
+        if self.hot_options_point:
+            self.record()
         self.refresh()
 
     def request_restart(self) -> bool:
-        """One of the page's ``restart`` options changed: back to t = 0 on the new options.
-
-        Inside a dashboard ``on_restart`` does it (the transport resets, or the page is
-        restarted on its next visit) and says whether it could (the transport explains
-        why not); a page on its own resets and redraws itself.
-        """
+        """A ``restart`` option changed: back to t = 0. Inside a dashboard ``on_restart`` does
+        it (now or on the next visit) and says whether it could; alone, the page resets."""
         if self.on_restart is not None:
             return self.on_restart()
         self.reset()
@@ -192,8 +196,7 @@ class Page(param.Parameterized):
         return True
 
     def _options_changed(self, *events) -> None:
-        """A restart option changed; options the page cannot restart on are set back (the
-        page kept its stream and state: nothing restarts then)."""
+        """A restart option changed; one the page cannot restart on is set back (nothing restarts)."""
         if not self._setting_back and not self.request_restart():
             self._setting_back = True
             try:
@@ -202,11 +205,8 @@ class Page(param.Parameterized):
                 self._setting_back = False
 
     def set_uses(self, uses: tuple[str, ...], hot: tuple[str, ...] | None = None) -> None:
-        """Change which shared settings this instance reads (and which of them are hot).
-
-        For a page whose options decide it (a task with a stream of its own ignores the
-        data set); fires ``uses_changed`` when they change, so that the sidebar re-labels.
-        """
+        """Change which shared settings this instance reads (and which are hot), for a page
+        whose options decide it; fires ``uses_changed`` when they change (the sidebar re-labels)."""
         hot = self.hot if hot is None else tuple(hot)
         if (tuple(uses), hot) != (tuple(self.uses), tuple(self.hot)):
             self.uses, self.hot = tuple(uses), hot
@@ -218,10 +218,8 @@ class Page(param.Parameterized):
         return {"t": self.t, "run": self.run, "state": self._state()}
 
     def restore(self, snapshot: dict) -> None:
-        """Go back to a snapshot taken in this run (the history is left to the caller).
-
-        A snapshot from before a restart (another stream, other options) is refused.
-        """
+        """Go back to a snapshot taken in this run (the history is left to the caller); one
+        from before a restart (another stream, other options) is refused."""
         if snapshot["run"] != self.run:
             raise ValueError(f"a snapshot of run {snapshot['run']} cannot be restored into run "
                              f"{self.run} (the stream restarted since)")
@@ -247,8 +245,7 @@ class Page(param.Parameterized):
             self._update_views()
 
     def settle(self) -> None:
-        """The stream stopped playing: the figures fit their axes as at rest (while it
-        plays they run ahead of the curves, to redraw rarely: :mod:`.ranges`)."""
+        """The stream stopped playing: the figures fit their axes as at rest (:mod:`.ranges`)."""
         self.growing = False
         for plot in self.plots.values():
             plot.settle()
@@ -258,11 +255,14 @@ class Page(param.Parameterized):
         self.notes = [*self._stream_notes, *self._notes()]
 
     def record(self) -> None:
-        """Append one history point (``t`` and ``_measure()``) for the current state, kept
-        for good (a hot change records the values before and after it at the same row, so
-        the curves draw the change as a step)."""
-        self.history.append(t=float(self.t), **self._measure())
+        """Append one history point, kept for good (the race's ``record``: ``t``,
+        ``race.measure()``, :meth:`_columns`); a hot change is drawn as a step."""
+        self.race.record(**self._columns())
         self._tail = False
+
+    def _columns(self) -> dict[str, float]:
+        """The page's own columns of a history point (e.g. a setting drawn as a step)."""
+        return {}
 
     def _notes(self) -> list[str]:
         """Page-specific explanations of the current settings (e.g. 'm >= d: nothing shrinks')."""
@@ -273,26 +273,26 @@ class Page(param.Parameterized):
         return self.settings.stream()
 
     # -- for subclasses ------------------------------------------------------------------
-    # A page whose algorithms are online learners builds an ``explorer.race.Race`` in
-    # ``_build`` and assigns it to ``self.race``: then these defaults play it, snapshot it
-    # and restore it, and ``_measure`` reads ``self.race`` (its records, totals, learners).
+    # ``_build`` sets ``self.race``; these defaults play, snapshot and restore it.
     def _build(self, X: np.ndarray) -> None:
         raise NotImplementedError
 
     def _advance(self, rows: np.ndarray) -> None:
+        stopped = len(self.race.stopped)
         self.race.step(rows.shape[0], record=False)
+        if len(self.race.stopped) != stopped:  # a learner diverged: say who stopped, and when
+            self.update_notes()
 
     def _tune(self) -> None:
         """Give the algorithms today's hot values (the settings' and the page's own)."""
-
-    def _measure(self) -> dict[str, float]:
-        raise NotImplementedError
 
     def _state(self) -> dict:
         return self.race.state_dict()
 
     def _load(self, state: dict) -> None:
         self.race.load_state_dict(state)
+        self._tune()  # hot values are today's, not the snapshot's
+        self.update_notes()
 
     def _make_views(self):
         raise NotImplementedError

@@ -38,7 +38,6 @@ import scipy.linalg
 from ..adagrad import AdaGrad
 from ..losses import get_loss
 from ..newton import SketchedOnlineNewton
-from .._validation import check_int
 from ..race import Race
 from ..streams import linear_classification_labels
 
@@ -209,8 +208,8 @@ class NewtonRace(Race):
     learner that diverges, :class:`~explorer.errors.Diverged`, leaves the race and the
     others go on) plus the measurements of this family.
 
-    :meth:`step` also keeps, from each round's step record, the correct signs and the exact
-    curvature of the sketched learners. ``loss`` and ``C`` are the comparator's (the
+    :meth:`after_round` also keeps, from each round's step record, the correct signs and the
+    exact curvature of the sketched learners. ``loss`` and ``C`` are the comparator's (the
     learners'). With no learner (a page with none ticked) it only counts the rounds.
     :meth:`measure` is the race's measure: a recorded history point holds its columns.
     """
@@ -231,21 +230,9 @@ class NewtonRace(Race):
         """``{name: round}`` of the learners that diverged and left the race."""
         return {name: error.t for name, error in self.stopped.items()}
 
-    def step(self, k: int = 1, *, record: bool = True) -> int:
-        """Play the next ``k`` rows (fewer at the end), booking each round, then record one
-        history point unless told not to (:meth:`explorer.race.Race.step`); returns the
-        rows played."""
-        k = min(check_int("k", k, minimum=0), self.n - self.t)
-        for _ in range(k):
-            x, label = self.X[self.t], self.y[self.t]
-            super().step(1, record=False)
-            self._account(x, label)
-        if record and k:
-            self.record()
-        return k
-
-    def _account(self, x: np.ndarray, label: float) -> None:
-        """Book the round just played from each learner's record."""
+    def after_round(self, x: np.ndarray, label: float) -> None:
+        """Book the round just played (row ``x``, ``label``) from each learner's record:
+        its correct sign, its last shrink and the exact curvature it sketches."""
         for name, record in self.records.items():
             if record.t != self.t:
                 continue

@@ -41,7 +41,6 @@ import scipy.linalg
 from ..hooks import Recorder
 from ..pca import (FollowTheLeaderPCA, OnlineAdaptivePCA, TheorySettings, best_fixed_projection,
                    pca_theory_settings)
-from .._validation import check_int
 from ..race import Race
 from ..streams import changing_subspace
 
@@ -150,7 +149,7 @@ class AdaptivePCARace(Race):
     :class:`~explorer.errors.Diverged`, leaves the race and the others go on) plus the
     measurements of this family.
 
-    :meth:`step` also sums the density learners' expected losses from their step records
+    :meth:`after_round` sums the density learners' expected losses from their step records
     (``expected``); a :class:`~explorer.hooks.Recorder` on each density learner keeps its
     last ``"fixed_share"`` and ``"cap"`` event. :meth:`tune` changes eta and alpha
     mid-stream (the learners' ``with_params``): adaptive PCA gets both, static online PCA
@@ -169,20 +168,12 @@ class AdaptivePCARace(Race):
         for name in DENSITY_LEARNERS:
             self.add_hook(name, self.recorders[name])
 
-    def step(self, k: int = 1, *, record: bool = True) -> int:
-        """Play the next ``k`` rows (fewer at the end), adding up the expected losses, then
-        record one history point unless told not to (:meth:`explorer.race.Race.step`);
-        returns the rows played."""
-        k = min(check_int("k", k, minimum=0), self.n - self.t)
-        for _ in range(k):
-            super().step(1, record=False)
-            for name in DENSITY_LEARNERS:
-                played = self.records.get(name)
-                if played is not None and played.t == self.t:
-                    self.expected[name] += played.expected_loss
-        if record and k:
-            self.record()
-        return k
+    def after_round(self, x: np.ndarray, y) -> None:
+        """Add the round just played to the density learners' expected losses."""
+        for name in DENSITY_LEARNERS:
+            played = self.records.get(name)
+            if played is not None and played.t == self.t:
+                self.expected[name] += played.expected_loss
 
     def tune(self, *, eta: float, alpha: float) -> None:
         """Give adaptive PCA ``eta`` and ``alpha`` and static online PCA ``eta`` from the next

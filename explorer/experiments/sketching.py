@@ -37,6 +37,8 @@ from ..metrics import (ROUNDING_LEVEL, best_fd_bound_from_eigenvalues,
                        condition_number_from_eigenvalues,
                        gram_covariance_error, gram_eigenvalues, sketch_condition_numbers)
 from ..params import Tunable
+from ..race import Curves
+from ..run import History
 from ..sketch import FrequentDirections, RobustFrequentDirections
 from ..state import StateReader, all_or_nothing, copy_array
 
@@ -46,11 +48,12 @@ SKETCH_VARIANTS = ("exact", "fast")
 """FD's two variants: one shrink per row once full (Algorithm 1), doubling space (Algorithm 2)."""
 
 
-class SketchComparison(Tunable):
+class SketchComparison(Tunable, Curves):
     """FD and RFD, exact and fast, on the same rows, with the exact ``A^T A`` beside them.
 
     ``fd[variant]`` and ``rfd[variant]`` are the sketches (``variant`` in :data:`SKETCH_VARIANTS`: the exact one-shrink-per-row algorithm and the fast doubling-space one),
-    ``gram`` the running ``A^T A``. All or nothing: rows a sketch refuses (``ValueError``)
+    ``gram`` the running ``A^T A``, ``history`` the curves (a point, :meth:`measure`, per
+    :meth:`~explorer.race.Curves.record`; ``t`` is :attr:`n_seen`). All or nothing: rows a sketch refuses (``ValueError``)
     leave every sketch, the Gram matrix and the recorded shrinks as they were.
     """
 
@@ -66,11 +69,14 @@ class SketchComparison(Tunable):
             self.rfd[v].add_hook(self.recorders[v])
         self.gram = np.zeros((self.d, self.d))
         self._eigenvalues: np.ndarray | None = None
+        self.history = History()
 
     @property
     def n_seen(self) -> int:
         """Rows read so far."""
         return self.fd[SKETCH_VARIANTS[0]].n_seen
+
+    t = n_seen
 
     def extend(self, rows) -> None:
         """Feed the rows (n x d) to the four sketches and add them to ``A^T A``.

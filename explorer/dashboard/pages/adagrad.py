@@ -96,7 +96,7 @@ class AdaGradPage(Page):
 
     # -- the race ---------------------------------------------------------------------------
     def _build(self, X: np.ndarray) -> None:
-        self.experiment = AdaGradRace(X, loss=self.loss, method=self.method, eta=self.settings.eta,
+        self.race = AdaGradRace(X, loss=self.loss, method=self.method, eta=self.settings.eta,
                                       delta=self._delta(), tau=self.settings.m, seed=self.settings.seed,
                                       y=self.settings.labels())
 
@@ -105,32 +105,24 @@ class AdaGradPage(Page):
         return float(self.delta) if self.delta else None
 
     @property
+    def experiment(self) -> AdaGradRace:
+        """The race (the name this page used for it before)."""
+        return self.race
+
+    @property
     def learners(self) -> dict:
-        return self.experiment.learners
+        return self.race.learners
 
     @property
     def comparator(self) -> np.ndarray:
-        return self.experiment.comparator
+        return self.race.comparator
 
     @property
     def diverged(self) -> dict[str, int]:
-        return self.experiment.diverged
-
-    def _advance(self, rows: np.ndarray) -> None:
-        stopped = len(self.diverged)
-        self.experiment.step(rows.shape[0], record=False)
-        if len(self.diverged) != stopped:  # eta too large: say who stopped, and when
-            self.update_notes()
-
-    def apply_hot(self, name: str) -> None:
-        if name != "eta":
-            return super().apply_hot(name)
-        self._tune()
-        self.update_notes()
-        self.record()
+        return self.race.diverged
 
     def _tune(self) -> None:
-        self.experiment.tune(eta=float(self.settings.eta), delta=self._delta())
+        self.race.tune(eta=float(self.settings.eta), delta=self._delta())
 
     def _notes(self) -> list[str]:
         d, tau = self._X.shape[1], self.settings.m
@@ -162,21 +154,9 @@ class AdaGradPage(Page):
                          f"it is stopped there.")
         return notes
 
-    def _measure(self) -> dict[str, float]:
-        return self.experiment.measure()
-
     def cumulative_loss(self, key: str) -> float:
         """The sum of the losses ``key`` suffered on rows 1..t."""
-        return self.experiment.cumulative_loss(key)
-
-    # -- Back -------------------------------------------------------------------------------
-    def _state(self) -> dict:
-        return self.experiment.state_dict()
-
-    def _load(self, state: dict) -> None:
-        self.experiment.load_state_dict(state)
-        self._tune()  # hot: today's eta and delta, not the snapshot's
-        self.update_notes()
+        return self.race.cumulative_loss(key)
 
     # -- views --------------------------------------------------------------------------------
     def _make_views(self):
@@ -218,7 +198,7 @@ class AdaGradPage(Page):
         self.summary.object = self._summary()
 
     def _update_rank(self) -> None:
-        tau, end, ranks = self.settings.m, self.t, self.experiment.ranks
+        tau, end, ranks = self.settings.m, self.t, self.race.ranks
         begin = max(0, end - RANK_WINDOW)
         x = np.arange(begin + 1, end + 1)
         ends = np.array([begin + 1, max(end, begin + 2)], dtype=float)
@@ -229,7 +209,7 @@ class AdaGradPage(Page):
             "τ − 1: rank after a shrink": {"x": ends, "y": np.full(2, float(tau - 1))}})
 
     def _update_eigen(self) -> None:
-        spectra, shrink = self.experiment.spectra(), self.experiment.last_shrink("ffd")
+        spectra, shrink = self.race.spectra(), self.race.last_shrink("ffd")
         level = [shrink.delta] * 2 if shrink is not None else []
         size = min(self._X.shape[1], 2 * self.settings.m + 2)
         x = np.arange(1, size + 1)
@@ -247,7 +227,7 @@ class AdaGradPage(Page):
     def _summary(self) -> str:
         """The latest step's record as one line of text."""
         point, tau = self.history.last(), self.settings.m
-        shrink = self.experiment.last_shrink("ffd")
+        shrink = self.race.last_shrink("ffd")
         last = (f"last ADA-FFD shrink at t = {shrink.t}: s = λ_τ = {shrink.delta:.4g}, rank "
                 f"{shrink.rank_before} → {shrink.rank_after}" if shrink else "no ADA-FFD shrink yet")
         regrets = ", ".join(f"{LABELS[key]} {point[f'regret_{key}']:.4g}" for key in VARIANTS

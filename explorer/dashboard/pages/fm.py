@@ -92,6 +92,7 @@ class FactorizationPage(Page):
     eta_meaning = "FTRL step size"
     uses = ("dataset", "n", "d", "seed", "m", "eta")  # the union; each instance narrows it per task
     hot = ("eta",)
+    hot_point = hot_options_point = False  # S-FTRL's eta, OGD's eta_0: from the next row on, no point
     restart = ("fm_task", "fm_users", "fm_items", "fm_noise", "fm_variant")
     hot_options = ("ogd_eta",)
 
@@ -129,42 +130,12 @@ class FactorizationPage(Page):
                                  fast=self.fm_variant == "fast")
         self.race = FactorizationRace(learners, X, self._y)
 
-    def _advance(self, rows) -> None:
-        stopped = len(self.race.stopped)
-        self.race.step(rows.shape[0])
-        if len(self.race.stopped) != stopped:  # eta too large: the learner says so and stops
-            self.update_notes()
-
     def _tune(self) -> None:
         """Today's hot values (S-FTRL's and FTRL's eta, OGD's eta_0) for every learner."""
         self.race.tune(eta=self.settings.eta, ogd_eta=self.ogd_eta)
 
-    def apply_hot(self, name: str) -> None:
-        if name != "eta":
-            return super().apply_hot(name)
-        self._tune()
-        self.update_notes()
-
-    def apply_hot_options(self) -> None:
-        """OGD's eta_0 applies from the next row on; no history point, the views redraw."""
-        self._tune()
-        self.update_notes()
-        if self._views is not None:
-            self._update_views()
-
     def _notes(self) -> list[str]:
         return race_notes(self.race, eta=self.settings.eta, ogd_eta=self.ogd_eta)
-
-    def _measure(self) -> dict[str, float]:
-        return self.race.measure()
-
-    def _state(self) -> dict:
-        return self.race.state_dict()
-
-    def _load(self, state: dict) -> None:
-        self.race.load_state_dict(state)
-        self._tune()  # hot settings: today's values, not the snapshot's
-        self.update_notes()
 
     # -- views --------------------------------------------------------------------------------
     def _make_views(self):

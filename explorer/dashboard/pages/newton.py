@@ -88,6 +88,7 @@ class NewtonPage(Page):
     hot = ("alpha0", "eta")
     restart = ("son_loss", "slab", "learners", "fast", "label_noise", "label_space")
     hot_options = ("eta_schedule", "adagrad_eta")
+    hot_options_point = False  # the learners take them from the next row on; no point
 
     son_loss = param.Selector(default="squared", objects=["squared", "logistic"],
                           doc="Loss l(wᵀx, y) of every learner (restarts).")
@@ -129,32 +130,17 @@ class NewtonPage(Page):
                                  adagrad_eta=self.adagrad_eta)
         self.race = NewtonRace(learners, X, y, loss=self.son_loss, C=self.slab)
 
-    def _advance(self, rows: np.ndarray) -> None:
-        diverged = len(self.race.diverged)
-        self.race.step(len(rows), record=False)
-        if len(self.race.diverged) != diverged:
-            self.update_notes()
-
     def _tune(self) -> None:
         """Today's hot values for every learner (those that already have them are kept)."""
         s = self.settings
         self.race.tune(eta=s.eta, alpha0=s.alpha0, eta_schedule=self.eta_schedule,
                        adagrad_eta=self.adagrad_eta)
 
-    def apply_hot_options(self) -> None:
-        """The learners take the new values from the next row on; no history point."""
-        self._tune()
-        self.update_notes()
-
     def apply_hot(self, name: str) -> None:
-        if name not in ("eta", "alpha0"):
-            return super().apply_hot(name)
         if name == "alpha0" and "FULL-ON" in self.learners and (
                 ("FULL-ON" in self.race.learners) != (self.settings.alpha0 > 0)):
             return self.reset()  # FULL-ON joins or leaves the race (it needs alpha0 > 0)
-        self._tune()
-        self.update_notes()
-        self.record()
+        super().apply_hot(name)
 
     def _notes(self) -> list[str]:
         s = self.settings
@@ -166,18 +152,9 @@ class NewtonPage(Page):
                      adagrad_eta=self.adagrad_eta, labels=uploaded, label_space=self.label_space,
                      faint=self._faint)
 
-    def _measure(self) -> dict[str, float]:
+    def _columns(self) -> dict[str, float]:
         # alpha0 too: a change mid-stream is drawn as a step where it happened
-        return {**self.race.measure(), "alpha0": self.settings.alpha0}
-
-    # -- Back -------------------------------------------------------------------------------
-    def _state(self) -> dict:
-        return self.race.state_dict()
-
-    def _load(self, state: dict) -> None:
-        self.race.load_state_dict(state)
-        self._tune()  # hot values are today's, not the snapshot's
-        self.update_notes()
+        return {"alpha0": self.settings.alpha0}
 
     # -- views --------------------------------------------------------------------------------
     def _make_views(self):

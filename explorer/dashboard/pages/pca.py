@@ -110,12 +110,6 @@ class AdaptivePCAPage(Page):
         self.race = AdaptivePCARace(X, self._segment, self.k_used, eta=self.eta_pca, alpha=self.alpha,
                                     seed=self.settings.seed)
 
-    def _advance(self, rows: np.ndarray) -> None:
-        stopped = len(self.race.stopped)
-        self.race.step(rows.shape[0], record=False)
-        if len(self.race.stopped) != stopped:
-            self.update_notes()
-
     def _tune(self) -> None:
         self.race.tune(eta=float(self.eta_pca), alpha=float(self.alpha))
 
@@ -144,20 +138,9 @@ class AdaptivePCAPage(Page):
         notes += [f"{name} left the race: {error}" for name, error in self.race.stopped.items()]
         return notes
 
-    def _measure(self) -> dict[str, float]:
-        return self.race.measure()
-
     def eigenvalue_log10(self, learner: str) -> np.ndarray:
         """The recorded log10 eigenvalues of ``learner``'s W_t, ascending: (d, points)."""
         return np.vstack([self.history[f"w_{learner}_{i}"] for i in range(self._X.shape[1])])
-
-    # -- Back -----------------------------------------------------------------------------------
-    def _state(self) -> dict:
-        return self.race.state_dict()
-
-    def _load(self, state: dict) -> None:
-        self.race.load_state_dict(state)
-        self._tune()  # hot: today's eta and alpha, not the snapshot's
 
     # -- views ----------------------------------------------------------------------------------
     def _make_views(self):

@@ -58,15 +58,24 @@ class SketchingPage(Page):
     def _build(self, X: np.ndarray) -> None:
         self.sketches = SketchComparison(X.shape[1], self.settings.m, alpha0=self.settings.alpha0)
 
+    @property
+    def race(self) -> SketchComparison:
+        """What the page plays and whose curves it draws: the sketches."""
+        return self.sketches
+
     def _advance(self, rows: np.ndarray) -> None:
         self.sketches.extend(rows)
 
-    def apply_hot(self, name: str) -> None:
-        if name != "alpha0":
-            return super().apply_hot(name)
-        self.sketches = self.sketches.with_params(alpha0=self.settings.alpha0)
-        self.update_notes()
-        self.record()
+    def _tune(self) -> None:
+        """Today's alpha0 (hot: ``B`` does not depend on it); the curves go on."""
+        self._continue_with(self.sketches)
+
+    def _continue_with(self, sketches: SketchComparison) -> None:
+        """Continue with ``sketches`` (a new object) at today's alpha0, keeping the curves."""
+        if sketches.alpha0 != self.settings.alpha0:
+            sketches = sketches.with_params(alpha0=self.settings.alpha0)
+        sketches.history = self.sketches.history
+        self.sketches = sketches
 
     def _notes(self) -> list[str]:
         d, m = self._X.shape[1], self.settings.m
@@ -81,19 +90,14 @@ class SketchingPage(Page):
         return notes
 
     # -- measurements and Back ------------------------------------------------------------
-    def _measure(self) -> dict[str, float]:
+    def _columns(self) -> dict[str, float]:
         # alpha0 too: a change mid-stream is drawn as a step where it happened
         # and each variant's own Delta (FD's certified bound of this run)
-        return {**self.sketches.measure(), "alpha0": self.settings.alpha0,
+        return {"alpha0": self.settings.alpha0,
                 **{f"delta_{v}": self.sketches.fd[v].delta_total for v in SKETCH_VARIANTS}}
 
-    def _state(self) -> dict:
-        return self.sketches.state_dict()
-
     def _load(self, state: dict) -> None:
-        # hot: today's alpha0, not the snapshot's
-        restored = SketchComparison.from_state_dict(state)
-        self.sketches = restored.with_params(alpha0=self.settings.alpha0)
+        self._continue_with(SketchComparison.from_state_dict(state))  # hot: today's alpha0
 
     # -- views --------------------------------------------------------------------------------
     def _make_views(self):

@@ -13,7 +13,7 @@ is recomputed), its loop time -- plus the exact sums S-FTRL's two halves sketch,
 changes through ``with_params`` (:class:`~explorer.race.HotLearners`: hooks kept).
 
 It has the interface of :class:`explorer.race.Race` (``learners``, ``t``, ``n``, ``done``,
-``step``, ``stopped``, ``with_params``, ``state_dict``/``load_state_dict``) but not its
+``step``, ``stopped``, ``with_params``, ``history``/``record``, ``state_dict``/``load_state_dict``) but not its
 per-row loop: ``Race`` plays ``learner.step`` on dense rows, which for one-hot rows would turn
 FTRL's O(nnz^2) round into an O(d^2) one, and has no loop time to show.
 """
@@ -29,14 +29,15 @@ import scipy.sparse
 from ...errors import Diverged
 from ...fm import progressive
 from ...hooks import Recorder
-from ...race import HotLearners
+from ...race import Curves, HotLearners
+from ...run import History
 from .lineup import DIVERGED, LEARNERS, ORACLE_MAX
 from .metrics import progressive_auc, rmse, running_mean
 
 __all__ = ["FactorizationRace"]
 
 
-class FactorizationRace(HotLearners):
+class FactorizationRace(HotLearners, Curves):
     """``learners`` (:data:`LEARNERS` -> learner, all on the same loss) on the stream ``(X, y)``.
 
     ``X``: n x d, a dense array or one-hot CSR rows (two non-zeros each, as
@@ -45,7 +46,8 @@ class FactorizationRace(HotLearners):
     Per learner ``name``, entry ``t - 1`` of ``predictions[name]`` and ``gradient_scales[name]``
     is round t's ``z_t`` and ``q_t`` (NaN from the round a learner stopped at on);
     ``stopped[name]`` is the :class:`~explorer.errors.Diverged` that stopped it;
-    ``last_shrink`` the :class:`~explorer.hooks.ShrinkEvent` of S-FTRL's latest shrink.
+    ``last_shrink`` the :class:`~explorer.hooks.ShrinkEvent` of S-FTRL's latest shrink;
+    ``history`` the curves, a point (:meth:`measure`) per :meth:`~explorer.race.Curves.record`.
     """
 
     def __init__(self, learners: Mapping[str, Any], X, y):
@@ -75,6 +77,7 @@ class FactorizationRace(HotLearners):
         self.oracle = d + 1 <= ORACLE_MAX
         self.gram = {part: np.zeros((d + 1, d + 1)) if self.oracle else None for part in "+-"}
         self.reference = running_mean(self.y) if self.ratings else None
+        self.history = History()
 
     @property
     def ratings(self) -> bool:
@@ -97,9 +100,9 @@ class FactorizationRace(HotLearners):
         return events[-1] if events else None
 
     # -- playing ---------------------------------------------------------------------------
-    def step(self, k: int = 1) -> int:
-        """Play the next ``k`` rows (fewer at the end) on every learner still racing; returns
-        the rows played."""
+    def step(self, k: int = 1, *, record: bool = True) -> int:
+        """Play the next ``k`` rows (fewer at the end) on every learner still racing, then
+        record one history point unless told not to; returns the rows played."""
         t0 = self.t
         t1 = min(t0 + max(int(k), 0), self.n)
         rows, labels = self.X[t0:t1], self.y[t0:t1]
@@ -109,6 +112,8 @@ class FactorizationRace(HotLearners):
         if self.oracle:
             self._add_to_gram(t0, t1)
         self.t = t1
+        if record and t1 > t0:
+            self.record()
         return t1 - t0
 
     def _play(self, name: str, learner, rows, labels, t0: int) -> None:
