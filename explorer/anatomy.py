@@ -133,8 +133,9 @@ def open_sketch_round(sketch: FrequentDirections, x) -> OpenedRound:
         return OpenedRound(name, t, tuple(parts), before, row, after)
     event = shrinks[-1]
     sigma, delta = np.asarray(event.sigma), float(event.delta)
-    shrunk = np.maximum(sigma ** 2 - delta, 0.0)
     kept = sketch.rank
+    shrunk = np.maximum(sigma ** 2 - delta, 0.0)
+    shrunk[kept:] = 0.0  # exactly, as the sketch computed them (squaring sigma again leaves ~1e-16)
     parts += [
         Part("sigma", sigma, f"the buffer is full: its singular values sigma = {_numbers(sigma)}"),
         Part("delta", delta, f"delta = sigma_m^2 = {_number(math.sqrt(delta))}^2 = {_number(delta)}"
