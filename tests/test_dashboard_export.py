@@ -123,6 +123,45 @@ def test_the_script_matches_on_short_random_streams(key, n, d, m, seed, share):
     assert_same(parse(exec_script(script(page))), page)
 
 
+OPTIONS = {  # each page's own options, drawn from what its widgets offer
+    "sketching": st.fixed_dictionaries({}),
+    "newton": st.fixed_dictionaries({
+        "son_loss": st.sampled_from(["squared", "logistic"]), "fast": st.booleans(),
+        "label_space": st.sampled_from(["whitened", "raw"]), "slab": st.sampled_from([0.5, 1.0, 3.0]),
+        "eta_schedule": st.sampled_from(["constant", "inverse_t"]),
+        "adagrad_eta": st.sampled_from([0.01, 0.1, 1.0])}),
+    "adagrad": st.fixed_dictionaries({"method": st.sampled_from(["cmd", "pds"]),
+                                      "loss": st.sampled_from(["absolute", "squared_hinge"]),
+                                      "delta": st.sampled_from([0.0, 1e-4, 1.0, 10.0])}),
+    "pca": st.fixed_dictionaries({"k": st.integers(1, 4), "segment_length": st.integers(10, 80),
+                                  "rank": st.integers(1, 4), "eta_pca": st.sampled_from([0.1, 1.0, 5.0]),
+                                  "alpha": st.sampled_from([0.0, 1e-5, 1e-2])}),
+    "fm": st.fixed_dictionaries({"fm_task": st.sampled_from(["ratings: synthetic", "binary: shared stream"]),
+                                 "fm_variant": st.sampled_from(["fast", "exact"]),
+                                 "fm_users": st.integers(2, 20), "fm_items": st.integers(2, 20),
+                                 "ogd_eta": st.sampled_from([0.1, 0.5, 2.0])}),
+}
+
+
+@hypothesis_settings(max_examples=12, deadline=None,
+                     suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), key=st.sampled_from(list(CLASSES)), alpha0=st.sampled_from([0.0, 0.01, 1.0, 100.0]),
+       eta=st.sampled_from([0.001, 0.1, 1.0]), share=st.floats(0.0, 1.0))
+def test_the_script_matches_for_the_pages_own_options(data, key, alpha0, eta, share):
+    own = data.draw(OPTIONS[key])
+    page = CLASSES[key](Settings(n=120, d=8, m=3, alpha0=alpha0, eta=eta, seed=7), **own)
+    page.step(round(share * page.n_rows))
+    assert_same(parse(exec_script(script(page))), page)
+
+
+def test_the_fm_script_plays_a_diverging_race_in_the_pages_chunks():
+    # eta = 1 makes S-FTRL's and FTRL's predictions run away at round 46; a learner stops at
+    # the end of the rows played with it, so the script plays the page's 4-row chunks too
+    page = make_page("fm", {"eta": 1.0}, {}, t=437)
+    assert set(page.race.stopped) == {"sftrl", "ftrl"} and page.resolution == 4
+    assert_same(parse(exec_script(script(page))), page)
+
+
 def test_a_real_data_set_shorter_than_n_streams_all_its_rows():
     page = make_page("sketching", {"dataset": "digits", "n": 5000, "m": 5}, {}, t=40)
     assert page.n_rows < 5000

@@ -18,7 +18,8 @@ says so in a comment and raises ``ValueError`` at once, naming the file.
 point, every float as its ``repr`` (so the file reads back bit for bit).
 
 Both read the page only through ``page.key``, ``page.t``, ``page.n_rows``,
-``page.settings``, ``page.history`` and the page's ``param`` values.
+``page.resolution`` (the FM race is played in the page's chunks), ``page.settings``,
+``page.history`` and the page's ``param`` values.
 
 >>> from explorer.dashboard.pages.sketching import SketchingPage
 >>> from explorer.dashboard.settings import Settings
@@ -155,7 +156,10 @@ def _fm(page, s) -> str:
             f"                         loss={'logistic' if binary else 'squared'!r}, "
             f"fast={page.fm_variant == 'fast'!r})\n"
             "race = FactorizationRace(learners, X, y)\n"
-            f"race.step({page.t})\n"
+            f"# {page.resolution} row(s) at a time, as the page plays them: a learner whose prediction\n"
+            "# runs away stops at the end of the rows played with it\n"
+            f"while race.t < {page.t}:\n"
+            f"    race.step(min({page.resolution}, {page.t} - race.t))\n"
             "point = {\"t\": float(race.t), **race.measure()}\n")
 
 
