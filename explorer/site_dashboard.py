@@ -37,7 +37,7 @@ import uuid
 import zipfile
 from pathlib import Path
 
-__all__ = ["PACKAGES", "PURE", "SLIM", "STAND_INS", "NH3_STAND_IN", "APP_SCRIPT", "WORKER_JS",
+__all__ = ["PACKAGES", "PURE", "SLIM", "KEEP", "STAND_INS", "NH3_STAND_IN", "APP_SCRIPT", "WORKER_JS",
            "build_dashboard", "slim_wheel", "source_wheel", "local_urls"]
 
 PANEL_VERSION, BOKEH_VERSION = "1.9.4", "3.9.2"
@@ -91,6 +91,10 @@ def is_html(html_text):
 """nh3's version here and its ``nh3/__init__.py``, for :func:`source_wheel`."""
 PACKAGES = ("sketch-explorer", "panel", "tornado")
 """What the worker loads (their dependencies follow from the site's lock)."""
+# Kept in the slimmed Panel wheel although under a dropped folder: Panel's ``bundled_files``
+# points a model's resource at ``PANEL_CDN_ROOT`` (the site's copy) only when the file is in
+# its package, else at the public CDN (the Plotly pane's maplibre stylesheet, 64 KiB).
+KEEP = ("panel/dist/bundled/plotlyplot/maplibre-gl@4.4.1/dist/maplibre-gl.css",)
 # Of Panel's wheel: the Python package without the JavaScript the page loads from the site
 SLIM = {"panel": ("panel/dist/bundled/", "panel/dist/lib/", "panel/dist/dts/", "panel/tests/",
                   "panel/dist/panel.js", "panel/dist/panel.json", ".map"),
@@ -190,7 +194,8 @@ def _write_wheel(path: Path, files: dict[str, bytes]) -> Path:
                                 if n != record] + [f"{record},,"]) + "\n").encode()
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         for n, d in sorted(files.items()):
-            zf.writestr(zipfile.ZipInfo(n, date_time=(1980, 1, 1, 0, 0, 0)), d)
+            zf.writestr(zipfile.ZipInfo(n, date_time=(1980, 1, 1, 0, 0, 0)), d,
+                        compress_type=zipfile.ZIP_DEFLATED)  # a ZipInfo alone means stored
     return path
 
 
@@ -209,13 +214,14 @@ def source_wheel(name: str, version: str, source: str, out_dir: Path) -> Path:
 
 
 def slim_wheel(wheel: Path, out_dir: Path, drop: tuple[str, ...]) -> Path:
-    """A copy of ``wheel`` without the members that start or end with an entry of ``drop``.
+    """A copy of ``wheel`` without the members that start or end with an entry of ``drop``
+    (those of :data:`KEEP` stay).
 
     Its RECORD lists what is left; every member is dated 1980-01-01, so the same wheel gives
     the same bytes. Example: ``slim_wheel(panel_whl, out, ("panel/dist/bundled/", ".map"))``.
     """
     def dropped(name: str) -> bool:
-        return any(name.startswith(d) or name.endswith(d) for d in drop)
+        return name not in KEEP and any(name.startswith(d) or name.endswith(d) for d in drop)
 
     with zipfile.ZipFile(wheel) as zf:
         files = {n: zf.read(n) for n in zf.namelist() if not n.endswith("/") and not dropped(n)}

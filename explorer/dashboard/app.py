@@ -365,9 +365,8 @@ def _read_upload(filename: str, content: bytes) -> UploadedData | str:
         return f"Upload refused: {filename} could not be read ({type(error).__name__})."
 
 
-BROWSER_NOTE = ("This dashboard runs in your browser (Pyodide): the links to the lessons and to "
-                "docs/algorithms.md open only with `make serve` (this site's lessons are in "
-                "lab/index.html), and an upload is read in this tab, which waits until it is read.")
+BROWSER_NOTE = ("This dashboard runs in your browser (Pyodide): an upload is read in this tab, "
+                "which waits until it is read.")
 """What differs in the static site's dashboard, shown there below the page's own notes."""
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
@@ -28,7 +29,7 @@ from markdown_it import MarkdownIt
 from tornado.web import RequestHandler
 
 __all__ = ["Reference", "REFERENCES", "DASHBOARD", "ROOT", "github_anchor", "lesson_href", "docs_href", "served_href",
-           "dashboard_url", "reference_links", "render_docs", "render_lesson", "routes"]
+           "site_href", "in_site", "dashboard_url", "reference_links", "render_docs", "render_lesson", "routes"]
 
 ROOT = Path(__file__).resolve().parents[2]
 """The source checkout holding ``docs/`` and ``lessons/`` (when the package runs from one)."""
@@ -78,14 +79,41 @@ def github_anchor(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
+def in_site() -> bool:
+    """Whether the package runs in the static site's Pyodide (``sys.platform == "emscripten"``)."""
+    return sys.platform == "emscripten"
+
+
+def site_href(href: str) -> str:
+    """A served address (``/lessons/NN_name``, ``/docs/algorithms#anchor``) as the static
+    site's address of the same thing, relative to a page one folder below the site's root
+    (``dashboard/index.html``, ``docs/algorithms.html``): the lesson in the site's
+    JupyterLite, the docs as rendered at build time. Other links as they are.
+
+    >>> site_href("/lessons/01_frequent_directions")
+    '../lab/index.html?path=lessons/01_frequent_directions.ipynb'
+    >>> site_href("/docs/algorithms#0-notation"), site_href("https://a.org")
+    ('../docs/algorithms.html#0-notation', 'https://a.org')
+    """
+    if lesson := re.fullmatch(r"/lessons/(\w+)", href):
+        return f"../lab/index.html?path=lessons/{lesson.group(1)}.ipynb"
+    if docs := re.fullmatch(r"/docs/algorithms(#\S*)?", href):
+        return f"../docs/algorithms.html{docs.group(1) or ''}"
+    return href
+
+
 def lesson_href(stem: str) -> str:
-    """The served address of lesson ``stem`` (``"01_frequent_directions"``)."""
-    return f"/lessons/{stem}"
+    """The served address of lesson ``stem`` (``"01_frequent_directions"``); in the static
+    site, its address there (:func:`site_href`)."""
+    href = f"/lessons/{stem}"
+    return site_href(href) if in_site() else href
 
 
 def docs_href(section: str) -> str:
-    """The served address of ``section`` of docs/algorithms.md (its heading's anchor)."""
-    return f"/docs/algorithms#{github_anchor(section)}"
+    """The served address of ``section`` of docs/algorithms.md (its heading's anchor); in the
+    static site, its address there (:func:`site_href`)."""
+    href = f"/docs/algorithms#{github_anchor(section)}"
+    return site_href(href) if in_site() else href
 
 
 def dashboard_url(page: str, **settings) -> str:
@@ -99,12 +127,13 @@ def dashboard_url(page: str, **settings) -> str:
 
 def reference_links(key: str) -> list[tuple[str, str]]:
     """``(text, href)`` of page ``key``'s links: its lessons (their titles), then its docs
-    sections (the heading without its parenthesis); none when the docs are not there to serve.
+    sections (the heading without its parenthesis); none when the docs are not there to serve
+    (outside a source checkout and outside the static site, which ships them).
 
     >>> reference_links("pca")[1]
     ('docs/algorithms.md § 5. Online adaptive PCA', '/docs/algorithms#5-online-adaptive-pca-capping-mixture-decomposition-fixed-share')
     """
-    if key not in REFERENCES or not (ROOT / DOCS).is_file():
+    if key not in REFERENCES or not ((ROOT / DOCS).is_file() or in_site()):
         return []
     reference = REFERENCES[key]
     return [*((title, lesson_href(stem)) for stem, title in reference.lessons),
@@ -124,9 +153,10 @@ def _page(title: str, body: str) -> str:
             f"</title><style>{_STYLE}</style></head><body>{body}</body></html>")
 
 
-def _markdown(text: str) -> str:
+def _markdown(text: str, site: bool = False) -> str:
     """``text`` (our own Markdown) with GitHub's heading anchors; HTML comments (the lessons'
-    claim markers) are left out and any other raw HTML is shown as text, never run."""
+    claim markers) are left out and any other raw HTML is shown as text, never run. Links
+    to the docs lead to the served copy, or with ``site`` to the static site's."""
     tokens = _MARKDOWN.parse(re.sub(r"<!--.*?-->", "", text, flags=re.S))
     for opening, inline in zip(tokens, tokens[1:]):
         if opening.type == "heading_open":
@@ -134,7 +164,8 @@ def _markdown(text: str) -> str:
     for token in tokens:
         for child in token.children or ():
             if child.type == "link_open":
-                child.attrSet("href", served_href(str(child.attrGet("href") or "")))
+                href = served_href(str(child.attrGet("href") or ""))
+                child.attrSet("href", site_href(href) if site else href)
     return _MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {})
 
 
@@ -150,9 +181,11 @@ def served_href(href: str) -> str:
     return f"/docs/algorithms{match.group(1) or ''}" if match else href
 
 
-def render_docs() -> str:
-    """docs/algorithms.md as an HTML page (TeX stays as written)."""
-    return _page("Sketch Explorer: algorithms", _markdown((ROOT / DOCS).read_text(encoding="utf-8")))
+def render_docs(site: bool = False) -> str:
+    """docs/algorithms.md as an HTML page (TeX stays as written); with ``site``, the static
+    site's copy (``docs/algorithms.html``, its links to the docs as :func:`site_href` gives)."""
+    text = (ROOT / DOCS).read_text(encoding="utf-8")
+    return _page("Sketch Explorer: algorithms", _markdown(text, site))
 
 
 def render_lesson(stem: str) -> str:
