@@ -32,6 +32,7 @@ from .keyboard import SHORTCUTS_HELP, Keyboard
 from .live import help_text, row
 from .references import reference_links
 from .settings import ALPHA0_CHOICES, ETA_CHOICES, URL_NAMES, Settings
+from .opened import OpenedUpdate
 from .symbols import annotate, annotate_views, symbols_panel
 from .transport import Transport
 from .upload import FORMATS, MAX_BYTES, MAX_COLUMNS, MAX_ROWS
@@ -314,7 +315,8 @@ def _tabs(app) -> pn.Tabs:
                 views = app.active.views
                 annotate_views(app.active)  # each symbol defined where it appears
                 symbols = symbols_panel(app.active)
-            bodies[key].objects = [symbols, views]
+                opened = OpenedUpdate(app.active).panel()  # the next round, taken apart
+            bodies[key].objects = [symbols, views, opened]
     show(app.page)
     tabs = pn.Tabs(*[(titles[key], bodies[key]) for key in keys], active=keys.index(app.page),
                    sizing_mode="stretch_width", dynamic=False, stylesheets=[TAB_HEADERS_WRAP])

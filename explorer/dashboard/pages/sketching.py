@@ -63,6 +63,13 @@ class SketchingPage(Page):
         """What the page plays and whose curves it draws: the sketches."""
         return self.sketches
 
+    def next_rounds(self) -> dict[str, tuple]:
+        """The four sketches with the next row, for "Open the next update" (:mod:`..opened`)."""
+        x = self._X[self.t]
+        return {f"{kind.upper()} ({variant})": (sketches[variant], x, None)
+                for kind, sketches in (("fd", self.sketches.fd), ("rfd", self.sketches.rfd))
+                for variant in sketches}
+
     def _advance(self, rows: np.ndarray) -> None:
         self.sketches.extend(rows)
 
