@@ -24,7 +24,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import LAYOUT
+from .style import INCOMING_OUTLINE, LAYOUT
 
 __all__ = ["round_heatmaps"]
 
@@ -52,7 +52,7 @@ def round_heatmaps(opened, *, height: int = 320) -> go.Figure:
     if opened.row is not None:
         last = incoming.shape[0] - 1
         fig.add_shape(type="rect", x0=-0.5, x1=width - 0.5, y0=last - 0.5, y1=last + 0.5,
-                      line={"color": "black", "width": 2}, row=1, col=1)
+                      line={"color": INCOMING_OUTLINE, "width": 2}, row=1, col=1)
     fig.update_layout(**LAYOUT, height=height, title={"text": f"{opened.algorithm}, round t = {opened.t}"},
                       meta={"caption": opened.lines()})
     return fig

@@ -19,7 +19,7 @@ True
 
 from __future__ import annotations
 
-__all__ = ["COLORS", "LAYOUT", "HEIGHT", "MARGIN", "EXACT_GREY", "COMPARATOR_GREY", "BOUND_BLACK",
+__all__ = ["COLORS", "LAYOUT", "HEIGHT", "MARGIN", "EXACT_GREY", "COMPARATOR_GREY", "BOUND_BLACK", "INCOMING_OUTLINE",
            "BASELINE_GREY", "GUIDE_GREY", "BACKGROUND", "CONCEPT_COLORS", "METHOD_COLORS", "TINTS",
            "GFD_HALVES", "method_color", "tint", "contrast"]
 
@@ -34,6 +34,9 @@ COMPARATOR_GREY = "#949494"
 
 BOUND_BLACK = "#000000"
 """Bounds and levels a method is held to (the shrink level delta, a floor), drawn dashed."""
+
+INCOMING_OUTLINE = "#000000"
+"""The outline around the row a round adds to ``B`` (:func:`explorer.plots.anatomy.round_heatmaps`)."""
 
 BASELINE_GREY = "#525252"
 """A reference predictor or level the methods are measured against (a constant predictor)."""
