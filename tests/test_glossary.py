@@ -196,3 +196,18 @@ def test_glossary_text_is_data_in_html_and_markdown():
     line = markdown_list([odd], lambda section: "#here")
     assert line == r'- **\<b\>** (x"\<script\>): a \& b\_c \*d\* \[e\](f) · [docs § 0.1](#here)'
     assert escape_markdown("σ_m² <i>$x$</i>") == r"σ\_m² \<i\>\$x\$\</i\>"
+
+
+def test_the_symbols_list_links_the_docs_in_the_static_site_too(monkeypatch):
+    """In the static site (Pyodide, no docs/ beside the wheel) the links go to the docs the
+    site ships; they were left out there."""
+    import explorer.dashboard.references as references
+    from explorer.dashboard import symbols
+    from explorer.glossary import entries
+
+    some = entries("sketching")[:2]
+    monkeypatch.setattr(symbols, "ROOT", references.ROOT / "no-such-checkout")
+    assert "docs §" not in symbols.symbols_html(some, "sketching")  # no docs: no links
+    monkeypatch.setattr(references.sys, "platform", "emscripten")
+    html = symbols.symbols_html(some, "sketching")
+    assert html.count("docs §") == 2 and 'href="../docs/algorithms.html#' in html

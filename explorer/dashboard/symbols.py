@@ -22,7 +22,7 @@ import re
 import panel as pn
 
 from ..glossary import Symbol, entries, used_in
-from .references import ROOT, docs_href
+from .references import ROOT, docs_href, in_site
 
 __all__ = ["annotate", "annotate_views", "figure_words", "page_text", "page_symbols", "symbols_html", "symbols_panel"]
 
@@ -102,8 +102,9 @@ def page_symbols(page, figures: list[str] | None = None) -> tuple[Symbol, ...]:
 
 def symbols_html(symbols, family: str) -> str:
     """The "Symbols on this page" ``<details>``: one ``<dt>``/``<dd>`` pair per symbol, with a
-    link to its docs section when the docs are served (a source checkout)."""
-    docs = (ROOT / "docs" / "algorithms.md").is_file()
+    link to its docs section when the docs are served (a source checkout) or shipped (the
+    static site, :func:`~explorer.dashboard.references.in_site`)."""
+    docs = in_site() or (ROOT / "docs" / "algorithms.md").is_file()
     items = []
     for s in symbols:
         link = (f' <a href="{html.escape(docs_href(s.section), quote=True)}" target="_blank" '
