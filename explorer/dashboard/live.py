@@ -262,7 +262,12 @@ class LivePlot:
             changes = {"values": values, **({"arrays": arrays} if arrays_changed else {})}
         relayout = False
         if layout and layout != self._requested:  # the layout is re-sent only when it changes
-            self._figure.update_layout(layout)
+            # a list (shapes, annotations) replaces the figure's: update_layout would apply a
+            # shorter list to the old entries cyclically and keep them all
+            self._figure.update_layout({key: value for key, value in layout.items() if not isinstance(value, list)})
+            for key, value in layout.items():
+                if isinstance(value, list):
+                    self._figure.layout[key] = value
             self._requested = copy.deepcopy(dict(layout))
             self._axes = _axis_settings(self._figure.layout.to_plotly_json())
             relayout = True
