@@ -37,9 +37,54 @@ from ._validation import check_int
 from .errors import Diverged
 from .run import History, progress_bar
 
-__all__ = ["Race", "HotLearners", "Curves"]
+__all__ = ["Race", "HotLearners", "Curves", "EventTimes", "EVENTS_KEPT"]
 
 Measure = Callable[["Race"], Mapping[str, float]]
+
+EVENTS_KEPT = 256
+"""An :class:`EventTimes` keeps at most this many rounds of each kind (the latest)."""
+
+
+class EventTimes:
+    """The rounds at which a run's events happened (a shrink, a change of leader), by
+    ``kind``: the latest ``limit`` of each kind, oldest first, so memory stays bounded
+    however long the stream. A race books them as its rounds play (:meth:`add`), and its
+    snapshots carry them (:meth:`state_dict` / :meth:`load_state_dict`: plain lists).
+
+    >>> log = EventTimes(limit=2)
+    >>> for t in (3, 7, 12):
+    ...     log.add("shrink RFD", t)
+    >>> log.times("shrink RFD").tolist(), log.times("never").tolist(), log.kinds
+    ([7.0, 12.0], [], ['shrink RFD'])
+    """
+
+    def __init__(self, limit: int = EVENTS_KEPT):
+        self.limit = check_int("limit", limit, minimum=1)
+        self._times: dict[str, list[int]] = {}
+
+    @property
+    def kinds(self) -> list[str]:
+        """The kinds booked so far, in the order of their first event."""
+        return list(self._times)
+
+    def add(self, kind: str, t: int) -> None:
+        """Book an event of ``kind`` at round ``t`` (the oldest of that kind goes past ``limit``)."""
+        times = self._times.setdefault(str(kind), [])
+        times.append(int(t))
+        if len(times) > self.limit:
+            del times[: len(times) - self.limit]
+
+    def times(self, kind: str) -> np.ndarray:
+        """The kept rounds of ``kind``, oldest first (floats, for an x axis; empty if none)."""
+        return np.array(self._times.get(kind, ()), dtype=float)
+
+    def state_dict(self) -> dict[str, list[int]]:
+        """``{kind: [rounds]}``, copies."""
+        return {kind: list(times) for kind, times in self._times.items()}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Keep exactly the events of ``state`` (a :meth:`state_dict`), at most ``limit`` per kind."""
+        self._times = {str(kind): [int(t) for t in times][-self.limit:] for kind, times in state.items()}
 
 
 class HotLearners:
@@ -154,6 +199,8 @@ class Race(HotLearners, Curves):
         self.records: dict[str, Any] = {}
         self.totals = {name: 0.0 for name in self.learners}
         self.stopped: dict[str, Diverged] = {}
+        self.event_times = EventTimes()
+        """The rounds of the events a family's race books (:class:`EventTimes`), in its snapshots."""
         self.history = History(capacity=capacity)
 
     @property
@@ -228,12 +275,13 @@ class Race(HotLearners, Curves):
     # -- snapshots (Back) ------------------------------------------------------------------
     def state_dict(self) -> dict:
         """Every learner's ``state_dict`` (plain arrays), ``t``, the totals, which learners
-        stopped and why, and the last records (frozen, so kept as they are); the history
+        stopped and why, the last records (frozen, so kept as they are) and the booked
+        :attr:`event_times`; the history
         is the caller's to truncate."""
         return {"t": self.t, "totals": dict(self.totals),
                 "learners": {name: learner.state_dict() for name, learner in self.learners.items()},
                 "stopped": {name: (str(error), error.row, error.t) for name, error in self.stopped.items()},
-                "records": dict(self.records)}
+                "records": dict(self.records), "event_times": self.event_times.state_dict()}
 
     def load_state_dict(self, state: dict) -> None:
         """Go back (or forward) to a :meth:`state_dict` of this race, in place (the learner
@@ -254,3 +302,4 @@ class Race(HotLearners, Curves):
         self.stopped = {name: Diverged(message, row=row, t=at)
                         for name, (message, row, at) in state["stopped"].items()}
         self.records = dict(state["records"])
+        self.event_times.load_state_dict(state["event_times"])

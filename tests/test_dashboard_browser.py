@@ -277,7 +277,20 @@ def test_each_family_page_loads_steps_and_redraws(server, page, key):
     step_twice_and_see_plots_change(page, all_figures)
     page.wait_for_function("() => /[?&]t=2(&|$)/.test(location.search)")
     assert query(page)["page"] == key
+    button(page, "Play").click()  # past the first event of every family (t = 3 to 23 here)
+    wait_until(lambda: shown_t(page) >= 30, page)
+    button(page, "Pause").click()
+    expect(button(page, "Play")).to_be_enabled()
+    wait_until(lambda: len(event_marks_drawn(page)) > 0, page)
+    assert max(event_marks_drawn(page)) <= shown_t(page)
     assert real_errors(errors) == []
+
+
+def event_marks_drawn(page) -> list[float]:
+    """The x of every event mark (a named shape: :func:`explorer.plots.event_marks`) in the
+    rendered figures."""
+    return page.locator(".js-plotly-plot").evaluate_all(
+        "els => els.flatMap(el => (el.layout.shapes || []).filter(s => s.name).map(s => s.x0))")
 
 
 def test_the_newton_pages_slab_comes_from_the_link_and_its_input_restarts_the_race(server, page):

@@ -222,9 +222,12 @@ def test_views_build_and_change_after_a_step():
     assert np.array(page.plots["weights"].trace("eigenvalues").z).shape == (12, z_before.shape[1] + 5)
     assert np.array(page.plots["fixed_share"].trace("capped (static)").y).size == after.size
     assert page.summary.object.startswith("**Latest:**") and "segment 1 of 4" in page.summary.object
-    assert len(page.plots["loss"].figure.layout.shapes) == 0  # no switch streamed yet
+    def switches():
+        return [shape.x0 for shape in page.plots["loss"].figure.layout.shapes
+                if shape.name == "stream switches subspace"]
+    assert switches() == []  # no switch streamed yet
     app.transport.step(120)
-    assert len(page.plots["loss"].figure.layout.shapes) == 2  # the switches at 60 and 120
+    assert switches() == [60, 120]  # the switches at 60 and 120
     assert "segment 3 of 4" in page.summary.object
     page.heatmap_of = "static"
     np.testing.assert_allclose(np.array(page.plots["weights"].trace("eigenvalues").z),

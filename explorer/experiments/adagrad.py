@@ -173,6 +173,7 @@ class AdaGradRace(Race):
         def hook(event) -> None:
             if event.kind == "shrink":
                 self.shrinks[key] = event
+                self.event_times.add(f"shrink {key}", event.t)
                 return
             now = time.perf_counter()
             seconds, self._clock = now - self._clock, now
@@ -225,6 +226,11 @@ class AdaGradRace(Race):
     def last_shrink(self, key: str = "ffd") -> RankShrinkEvent | None:
         """The last shrink of sketched learner ``key`` (its hook event), None before the first."""
         return self.shrinks[key]
+
+    def shrink_times(self, key: str = "ffd") -> np.ndarray:
+        """The rounds of sketched learner ``key``'s shrinks, oldest first: the latest
+        :data:`~explorer.race.EVENTS_KEPT` of them (empty before the first)."""
+        return self.event_times.times(f"shrink {key}")
 
     def spectra(self) -> dict[str, np.ndarray]:
         """The eigenvalues (descending) the page compares: ``"ffd"`` of ADA-FFD's ``M`` now,

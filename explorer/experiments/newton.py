@@ -240,6 +240,7 @@ class NewtonRace(Race):
             self.correct[name] += record.prediction * label > 0
             if record.shrink is not None:
                 self.shrinks[name] = (record.t, float(record.shrink.delta))
+                self.event_times.add(f"shrink {name}", record.t)
             curvature = self.curvatures.get(name)
             if curvature is not None and record.gradient_scale != 0.0:
                 weight = self.learners[name].curvature_weight(record.t)
@@ -321,6 +322,11 @@ class NewtonRace(Race):
     def last_shrink(self, name: str) -> tuple[int, float] | None:
         """``(round, delta)`` of learner ``name``'s last sketch shrink, None before the first."""
         return self.shrinks.get(name)
+
+    def shrink_times(self, name: str) -> np.ndarray:
+        """The rounds of learner ``name``'s sketch shrinks, oldest first: the latest
+        :data:`~explorer.race.EVENTS_KEPT` of them (empty before the first)."""
+        return self.event_times.times(f"shrink {name}")
 
     # -- snapshots (Back) -----------------------------------------------------------------------
     def state_dict(self) -> dict:

@@ -164,16 +164,38 @@ class AdaptivePCARace(Race):
         self.k = k
         self.hindsight = hindsight(self.X, self.segment, k)
         self.expected = dict.fromkeys(DENSITY_LEARNERS, 0.0)
+        self.leader: str | None = None
+        """The learner with the smallest cumulative loss (None before the first round)."""
         self.recorders = {name: Recorder(kinds=_EVENTS, limit=1) for name in DENSITY_LEARNERS}
         for name in DENSITY_LEARNERS:
             self.add_hook(name, self.recorders[name])
 
     def after_round(self, x: np.ndarray, y) -> None:
-        """Add the round just played to the density learners' expected losses."""
+        """Add the round just played to the density learners' expected losses, and book a
+        change of leader (kind ``"leader <name>"``: from this round on ``name`` has the
+        smallest cumulative loss, expected for the density learners, as plotted)."""
         for name in DENSITY_LEARNERS:
             played = self.records.get(name)
             if played is not None and played.t == self.t:
                 self.expected[name] += played.expected_loss
+        losses = self.cumulative_losses()
+        if losses:
+            best = min(losses, key=losses.get)
+            if self.leader not in losses:  # the first round, or the leader stopped
+                self.leader = best
+            elif losses[best] < losses[self.leader]:  # strictly ahead: ties do not flicker
+                self.leader = best
+                self.event_times.add(f"leader {best}", self.t)
+
+    def cumulative_losses(self) -> dict[str, float]:
+        """Each running learner's cumulative loss so far: expected for the density learners
+        (adaptive and static PCA), suffered for Follow the Leader."""
+        return {name: self.expected.get(name, self.totals[name]) for name in self.running}
+
+    def leader_changes(self) -> dict[str, np.ndarray]:
+        """``{learner: rounds}``: the rounds from which ``learner`` took the lead in cumulative
+        loss (:meth:`cumulative_losses`), the latest :data:`~explorer.race.EVENTS_KEPT` per learner."""
+        return {name: self.event_times.times(f"leader {name}") for name in self.learners}
 
     def tune(self, *, eta: float, alpha: float) -> None:
         """Give adaptive PCA ``eta`` and ``alpha`` and static online PCA ``eta`` from the next
@@ -228,9 +250,9 @@ class AdaptivePCARace(Race):
 
     # -- snapshots (Back) -----------------------------------------------------------------------
     def state_dict(self) -> dict:
-        """The race's state (:meth:`explorer.race.Race.state_dict`), the expected-loss sums
-        and the last recorded events."""
-        return {**super().state_dict(), "expected": dict(self.expected),
+        """The race's state (:meth:`explorer.race.Race.state_dict`), the expected-loss sums,
+        the leader and the last recorded events."""
+        return {**super().state_dict(), "expected": dict(self.expected), "leader": self.leader,
                 "events": {name: [event for kind in _EVENTS for event in self.recorders[name].events(kind)]
                            for name in DENSITY_LEARNERS}}
 
@@ -238,6 +260,6 @@ class AdaptivePCARace(Race):
         """Go back to a :meth:`state_dict` of this race, in place: the learners get the
         hyper-parameters they had then (:meth:`tune` gives them today's)."""
         super().load_state_dict(state)
-        self.expected = dict(state["expected"])
+        self.expected, self.leader = dict(state["expected"]), state["leader"]
         for name in DENSITY_LEARNERS:
             self.recorders[name].replace(state["events"][name])

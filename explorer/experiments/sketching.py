@@ -37,7 +37,7 @@ from ..metrics import (ROUNDING_LEVEL, best_fd_bound_from_eigenvalues,
                        condition_number_from_eigenvalues,
                        gram_covariance_error, gram_eigenvalues, sketch_condition_numbers)
 from ..params import Tunable
-from ..race import Curves
+from ..race import Curves, EventTimes
 from ..run import History
 from ..sketch import FrequentDirections, RobustFrequentDirections
 from ..state import StateReader, all_or_nothing, copy_array
@@ -65,11 +65,20 @@ class SketchComparison(Tunable, Curves):
         first = self.rfd[SKETCH_VARIANTS[0]]  # the sketches validated d, m and alpha0
         self.d, self.m, self.alpha0 = first.d, first.m, first.alpha0
         self.recorders = {v: Recorder(kinds=("shrink",), limit=1) for v in SKETCH_VARIANTS}
+        self.event_times = EventTimes()
+        """The rows at which each variant shrank (kind ``"shrink <variant>"``), the latest ones."""
         for v in SKETCH_VARIANTS:
-            self.rfd[v].add_hook(self.recorders[v])
+            self._listen(self.rfd[v], v)
         self.gram = np.zeros((self.d, self.d))
         self._eigenvalues: np.ndarray | None = None
         self.history = History()
+
+    def _listen(self, rfd: RobustFrequentDirections, variant: str) -> None:
+        """Keep ``variant``'s last shrink (its recorder) and the row of every shrink (FD's
+        sketch of the same variant keeps the same ``B``, so it shrinks at the same rows)."""
+        rfd.add_hook(self.recorders[variant])
+        rfd.add_hook(lambda event: self.event_times.add(f"shrink {variant}", event.t)
+                     if event.kind == "shrink" else None)
 
     @property
     def n_seen(self) -> int:
@@ -132,13 +141,20 @@ class SketchComparison(Tunable, Curves):
         RFD sketch, ``{}`` before the first."""
         return self.recorders[variant].columns("shrink")
 
+    def shrink_times(self, variant: str) -> np.ndarray:
+        """The rows at which the ``variant`` sketches shrank, oldest first: the latest
+        :data:`~explorer.race.EVENTS_KEPT` of them (empty before the first)."""
+        return self.event_times.times(f"shrink {variant}")
+
     # -- state ----------------------------------------------------------------------------------
     def state_dict(self) -> dict:
-        """The sketches' state dicts, the last shrinks and ``A^T A``: a snapshot for Back."""
+        """The sketches' state dicts, the last shrinks, the rows of the shrinks and ``A^T A``:
+        a snapshot for Back."""
         return {"kind": type(self).__name__, "d": self.d, "m": self.m, "alpha0": self.alpha0,
                 "fd": {v: self.fd[v].state_dict() for v in SKETCH_VARIANTS},
                 "rfd": {v: self.rfd[v].state_dict() for v in SKETCH_VARIANTS},
                 "shrink": {v: self.recorders[v].events("shrink") for v in SKETCH_VARIANTS},
+                "event_times": self.event_times.state_dict(),
                 "gram": copy_array(self.gram)}
 
     @classmethod
@@ -155,7 +171,7 @@ class SketchComparison(Tunable, Curves):
         reader = StateReader(state, type(self))
         for key in ("d", "m", "alpha0"):
             reader.same(key, getattr(self, key))
-        gram = reader.array("gram", self.gram.shape)
+        gram, events = reader.array("gram", self.gram.shape), reader.raw("event_times")
         fd = {v: FrequentDirections(self.d, self.m, fast=v == "fast") for v in SKETCH_VARIANTS}
         rfd = {v: RobustFrequentDirections(self.d, self.m, alpha0=self.alpha0, fast=v == "fast")
                for v in SKETCH_VARIANTS}
@@ -163,8 +179,9 @@ class SketchComparison(Tunable, Curves):
             fd[v].load_state_dict(reader.raw("fd")[v])
             rfd[v].load_state_dict(reader.raw("rfd")[v])
         for v in SKETCH_VARIANTS:
-            rfd[v].add_hook(self.recorders[v])
+            self._listen(rfd[v], v)
             self.recorders[v].replace(reader.raw("shrink")[v])
+        self.event_times.load_state_dict(events)
         self.fd, self.rfd, self.gram[:] = fd, rfd, gram
         self._eigenvalues = None
 

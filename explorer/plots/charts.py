@@ -14,6 +14,8 @@ validates its arrays and raises ``ValueError`` naming the argument when shapes d
   spectrum Robust FD keeps (``+ delta / 2``, section 2) when asked.
 - :func:`heatmap`: a value over a 2-D grid with labelled points (the error of every
   ``(s, xi)`` choice in Theorem 1 of Luo et al. 2017, with RFD's and FD's choices marked).
+- :func:`event_marks`: thin verticals at the times of events (:class:`Events`: shrinks,
+  divergences, subspace switches, changes of leader) on a figure's time axis.
 
 >>> import numpy as np
 >>> fig = shrink_spectrum(np.array([3.0, 2.0, 1.0]), delta=1.0)
@@ -25,14 +27,15 @@ validates its arrays and raises ``ValueError`` naming the argument when shapes d
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
 
-from .style import BOUND_BLACK, COLORS, LAYOUT, TINTS, method_color
+from .style import BOUND_BLACK, COLORS, EVENT_STYLES, LAYOUT, MARKS_SHOWN, TINTS, method_color
 
-__all__ = ["line_chart", "bar_chart", "shrink_spectrum", "heatmap", "as_vector", "series_colors"]
+__all__ = ["line_chart", "bar_chart", "shrink_spectrum", "heatmap", "as_vector", "series_colors",
+           "Events", "event_marks"]
 
 def as_vector(name: str, values, length: int | None = None) -> np.ndarray:
     """``values`` as a 1-D float array, optionally of a given length.
@@ -234,3 +237,53 @@ def heatmap(x, y, z, *, points: Mapping[str, tuple[float, float]] | None = None,
     fig = _finish(fig, title=title, x_title=x_title, y_title=y_title, height=height)
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.15))
     return fig
+
+
+class Events(NamedTuple):
+    """Events of one kind to mark on a time axis (:func:`event_marks`): ``kind``, a key of
+    :data:`~explorer.plots.style.EVENT_STYLES` (the line's dash, width and default colour);
+    ``label``, the legend's text for all of them; ``times``, where they happened (x values);
+    ``color``, a method's colour instead of the kind's (None: the kind's)."""
+
+    kind: str
+    label: str
+    times: Any
+    color: str | None = None
+
+
+def event_marks(*groups: Events, upto: float | None = None, limit: int = MARKS_SHOWN,
+                keep: Iterable = ()) -> dict[str, list[dict]]:
+    """A layout patch ``{"shapes": [...]}``: the shapes of ``keep`` (a figure's own: a 50 %
+    line), then a thin vertical across the whole plot height at each time of each group.
+
+    Only times ``<= upto`` are drawn (an event not yet streamed would stretch the x axis),
+    and of those the latest ``limit`` distinct ones per group, so the number of shapes stays
+    bounded however long the stream. Each group draws in its kind's style
+    (:data:`~explorer.plots.style.EVENT_STYLES`, below the curves), with one legend entry,
+    ``label``, that shows or hides all its lines.
+
+    >>> marks = event_marks(Events("shrink", "RFD shrinks", [5, 10, 15, 30]), upto=20, limit=2)
+    >>> [shape["x0"] for shape in marks["shapes"]], marks["shapes"][0]["line"]["dash"]
+    ([10.0, 15.0], 'dot')
+    >>> [(shape["name"], shape["showlegend"]) for shape in marks["shapes"]]
+    [('RFD shrinks', True), ('RFD shrinks', False)]
+    """
+    limit = int(limit)
+    if limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+    shapes = [shape.to_plotly_json() if hasattr(shape, "to_plotly_json") else dict(shape) for shape in keep]
+    for group in groups:
+        if group.kind not in EVENT_STYLES:
+            raise ValueError(f"kind must be one of {', '.join(EVENT_STYLES)}, got {group.kind!r}")
+        style = EVENT_STYLES[group.kind]
+        times = as_vector(f"times of {group.label!r}", group.times)
+        times = times[np.isfinite(times)]
+        if upto is not None:
+            times = times[times <= upto]
+        times = np.unique(times)[-limit:] if limit else times[:0]  # sorted, distinct, the latest
+        line = {**style, **({"color": group.color} if group.color else {})}
+        shapes += [dict(type="line", xref="x", yref="paper", x0=float(x), x1=float(x), y0=0, y1=1,
+                        layer="below", line=line, name=group.label, legendgroup=group.label,
+                        showlegend=i == 0)
+                   for i, x in enumerate(times)]
+    return {"shapes": shapes}

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 __all__ = ["COLORS", "LAYOUT", "HEIGHT", "MARGIN", "EXACT_GREY", "COMPARATOR_GREY", "BOUND_BLACK", "INCOMING_OUTLINE",
            "BASELINE_GREY", "GUIDE_GREY", "BACKGROUND", "CONCEPT_COLORS", "METHOD_COLORS", "TINTS",
-           "GFD_HALVES", "method_color", "tint", "contrast"]
+           "GFD_HALVES", "EVENT_STYLES", "MARKS_SHOWN", "method_color", "tint", "contrast"]
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#7f7f7f")
 """The colour cycle of every builder (plotly's D3 palette, reordered: FD blue, RFD red)."""
@@ -53,6 +53,17 @@ CONCEPT_COLORS = {"exact": EXACT_GREY, "comparator": COMPARATOR_GREY, "bound": B
 
 GFD_HALVES = {"+": "#b35806", "-": "#542788"}
 """Generalized FD's two halves: ``B+`` (gradients with ``q > 0``) orange, ``B-`` purple."""
+
+EVENT_STYLES = {"switch": dict(color=GUIDE_GREY, dash="dot", width=1),
+                "shrink": dict(color=BASELINE_GREY, dash="dot", width=1),
+                "stopped": dict(color=BOUND_BLACK, dash="dash", width=1.5),
+                "leader": dict(color=COMPARATOR_GREY, dash="dashdot", width=1.5)}
+"""The line of each kind of event marked on a time axis (:func:`explorer.plots.event_marks`):
+a subspace switch of the stream, a sketch's shrink, a learner that stopped (diverged), a
+change of leader. The colour is the kind's unless a caller gives the method's."""
+
+MARKS_SHOWN = 30
+"""A figure marks at most the latest this many events of each kind (a redraw stays cheap)."""
 
 LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=50, b=50),
               legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0.0))

@@ -37,6 +37,7 @@ import param
 
 from ...adagrad import BASELINES, LABELS, LEARNERS, METHODS, VARIANTS
 from ...experiments.adagrad import FULL_MAX_D, LOSSES, AdaGradRace
+from ...plots import MARKS_SHOWN, Events, event_marks
 from ...streams import binary_labels
 from ..controls import bind, log_axis, log_values
 from ..live import LivePlot, finite, help_text, labelled, plot_cell, plot_grid, row, switch
@@ -57,16 +58,18 @@ EXPLAIN = {
     "regret": "Cumulative loss minus that of the comparator β* (0 for the absolute loss: "
               "y = β*ᵀx). ADA-FD and ADA-FFD keep τ = m directions of G and land close to "
               "ADA-FULL (grey), which keeps all d. All learners share η, the step size. "
-              "Log scale unless a regret is ≤ 0.",
+              "Log scale unless a regret is ≤ 0. A dashed vertical in a learner's colour: it "
+              "diverged there and stopped.",
     "rank": "ADA-FFD adds one orthonormal column to V per new gradient direction; at r = 2τ "
             "it shrinks (in the same round) by s = λ_τ and keeps τ − 1: a saw-tooth of period τ + 1. ADA-FD "
-            "shrinks on every row and keeps at most τ − 1. Last 300 rows.",
+            "shrinks on every row and keeps at most τ − 1. Last 300 rows; dotted verticals: "
+            f"ADA-FFD's shrinks (the latest {MARKS_SHOWN}).",
     "eigen": "Dark bars: M's eigenvalues now (those of SᵀS = V M Vᵀ); light: just before the "
              "last shrink, which subtracted s from all of them. Grey: the exact G = Σ g gᵀ "
              "that ADA-FULL keeps; the sketches under-estimate it.",
     "time": "Moving average of the wall time of one round: ADA-FULL does a d × d "
             "eigendecomposition (O(d³)), ADA-FD an SVD of τ rows (O(τ²d)), ADA-FFD "
-            "O(τd) on average, DIAG, OGD and Adam O(d).",
+            "O(τd) on average, DIAG, OGD and Adam O(d). A dashed vertical: that learner stopped.",
 }
 
 
@@ -186,19 +189,22 @@ class AdaGradPage(Page):
         later = np.concatenate([h[f"regret_{key}"][t > 0] for key in LEARNERS])
         log = self.log_regret and not np.any(later[np.isfinite(later)] <= 0)  # else linear
         axis = log_axis(log)
+        marks = event_marks(*(Events("stopped", f"{LABELS[key]} stopped", [error.t], figures.LEARNER_COLORS[key])
+                              for key, error in self.race.stopped.items()), upto=self.t)
         for plot, column in (("regret", "regret"), ("time", "ms")):
             values = {key: finite(h[f"{column}_{key}"]) for key in LEARNERS}
             if plot == "regret" and log:  # regret 0 at t = 0 has no logarithm
                 values = {key: np.where(y > 0, y, np.nan) for key, y in values.items()}
             self.plots[plot].update({LABELS[key]: {"x": t, "y": values[key], "visible": shown[key]}
                                      for key in LEARNERS},
-                                    layout={"yaxis": axis} if plot == "regret" else None)
+                                    layout={"yaxis": axis, **marks} if plot == "regret" else marks)
         self._update_rank()
         self._update_eigen()
         self.summary.object = self._summary()
 
     def _update_rank(self) -> None:
         tau, end, ranks = self.settings.m, self.t, self.race.ranks
+        shrinks = self.race.shrink_times("ffd")
         begin = max(0, end - RANK_WINDOW)
         x = np.arange(begin + 1, end + 1)
         ends = np.array([begin + 1, max(end, begin + 2)], dtype=float)
@@ -206,7 +212,9 @@ class AdaGradPage(Page):
             "ADA-FFD rank r": {"x": x, "y": ranks["ffd"][begin:end]},
             "ADA-FD rank (rows kept)": {"x": x, "y": ranks["fd"][begin:end]},
             "2τ: ADA-FFD shrinks here": {"x": ends, "y": np.full(2, float(2 * tau))},
-            "τ − 1: rank after a shrink": {"x": ends, "y": np.full(2, float(tau - 1))}})
+            "τ − 1: rank after a shrink": {"x": ends, "y": np.full(2, float(tau - 1))}},
+            layout=event_marks(Events("shrink", "ADA-FFD shrinks", shrinks[shrinks > begin],
+                                      figures.LEARNER_COLORS["ffd"]), upto=end))
 
     def _update_eigen(self) -> None:
         spectra, shrink = self.race.spectra(), self.race.last_shrink("ffd")

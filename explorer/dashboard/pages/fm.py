@@ -41,6 +41,7 @@ import param
 from ...experiments.fm import (BINARY, DIVERGED, LEARNER_NAMES, LEARNERS, MOVIELENS, ORACLE_MAX,
                                 RATING_NOISE, SYNTHETIC, TASKS, FactorizationRace, make_learners,
                                 task_stream)
+from ...plots import MARKS_SHOWN, Events, event_marks
 from ...run import lead_since
 from ..controls import bind, grid_options
 from ..live import LivePlot, explanation, finite, help_text, labelled, plot_cell, plot_grid, switch
@@ -65,19 +66,23 @@ TITLES = {"metric": "Progressive error of the three learners",
 EXPLAIN = {
     "ratings": "RMSE over all rounds so far, each rating predicted before it is learned "
                "(lower is better). Dashed: always predicting the mean rating seen so far. "
-               "S-FTRL plays FTRL's Θ through a sketch: with m ≥ d + 2 the two coincide.",
+               "S-FTRL plays FTRL's Θ through a sketch: with m ≥ d + 2 the two coincide. "
+               "A dashed vertical in a learner's colour: it diverged there and stopped.",
     "binary": "AUC over all rounds so far, each label predicted before it is learned "
               "(higher is better; dashed: chance). S-FTRL plays FTRL's Θ through a sketch: "
-              "with m ≥ d + 2 the two coincide.",
+              "with m ≥ d + 2 the two coincide. A dashed vertical in a learner's colour: it "
+              "diverged there and stopped.",
     "spectra": "Bars: σᵢ² of the sketch. Grey: the exact eigenvalues of the sum it sketches "
                "(HᵀH = Σ |q| â âᵀ over that sign's rounds); FD keeps each within Δ (its "
                "total shrink) below, dotted. Θ = −η(B₊ᵀB₊ − B₋ᵀB₋).",
     "balance": "Each gradient q â âᵀ goes to B₊ if q > 0 (the model over-predicted) or to "
                "B₋ if q < 0. Solid: share of rounds; dotted: share of the mass |q|·‖â‖². "
-               "Both halves fill up: the sum is indefinite, hence Generalized FD.",
+               "Both halves fill up: the sum is indefinite, hence Generalized FD. Dotted verticals: "
+               f"the shrinks of B₊ and of B₋, in their colours (the latest {MARKS_SHOWN} of each).",
     "time": "Amortized: each learner's own loop time over all its rounds so far. S-FTRL: O(m·nnz) per "
             "prediction plus an O(m²d) shrink every m+1 rows of a half. FTRL and OGD touch "
-            "nnz² entries of Θ: few for one-hot rows, d² for dense ones; but Θ takes (d+1)² memory.",
+            "nnz² entries of Θ: few for one-hot rows, d² for dense ones; but Θ takes (d+1)² memory. "
+            "A dashed vertical: that learner stopped.",
 }
 
 
@@ -143,6 +148,8 @@ class FactorizationPage(Page):
                       "spectra": LivePlot(figures.spectra_figure()),
                       "balance": LivePlot(figures.balance_figure(), over_stream=True),
                       "time": LivePlot(figures.time_figure(), over_stream=True)}
+        # the balance figure's own 50 % line, kept under the marks of the shrinks
+        self._balance_guides = self.plots["balance"].figure.layout.shapes
         self.summary = pn.pane.Markdown("", margin=(0, 10))
         self.explain = {name: explanation(EXPLAIN.get(name, "")) for name in self.plots}
         cells = [plot_cell(TITLES[name], self.explain[name], plot) for name, plot in self.plots.items()]
@@ -186,18 +193,25 @@ class FactorizationPage(Page):
         t = h["t"]
         name = LEARNER_NAMES
         reference = "running mean rating" if self.ratings else "chance (AUC = 0.5)"
+        stopped = [Events("stopped", f"{name[key]} stopped", [error.t], figures.LEARNER_COLORS[key])
+                   for key, error in self.race.stopped.items()]
+        marks = event_marks(*stopped, upto=self.t)
         self.plots["metric"].update(
             {**{name[key]: {"x": t, "y": finite(h[f"metric_{key}"])} for key in LEARNERS},
              figures.BASELINE: {"x": t, "y": finite(h["reference"]), "name": reference}},
-            layout={"yaxis": {"title": {"text": "progressive RMSE" if self.ratings else "progressive AUC"}}})
+            layout={"yaxis": {"title": {"text": "progressive RMSE" if self.ratings else "progressive AUC"}},
+                    **marks})
         self.explain["metric"].object = EXPLAIN["ratings" if self.ratings else "binary"]
         self.plots["balance"].update({
             "rounds → B₊ (q > 0)": {"x": t, "y": finite(h["share_plus"])},
             "rounds → B₋ (q < 0)": {"x": t, "y": finite(h["share_minus"])},
             "mass → B₊": {"x": t, "y": finite(h["mass_plus"])},
-            "mass → B₋": {"x": t, "y": finite(h["mass_minus"])}})
+            "mass → B₋": {"x": t, "y": finite(h["mass_minus"])}},
+            layout=event_marks(*(Events("shrink", f"B{sub} shrinks", self.race.shrink_times(part),
+                                        figures.PART_COLORS[part]) for part, sub in (("+", "₊"), ("-", "₋"))),
+                               *stopped, upto=self.t, keep=self._balance_guides))
         self.plots["time"].update({name[key]: {"x": t, "y": finite(h[f"time_{key}"])}
-                                   for key in LEARNERS})
+                                   for key in LEARNERS}, layout=marks)
         self.plots["spectra"].update(*figures.spectra_update(self.race.spectra(self.settings.m),
                                                              log=self.fm_log_spectra))
         self.summary.object = (race_summary(self.race, self.history.last()) + "\n\n"

@@ -43,7 +43,7 @@ from ...run import lead_since
 from ...streams import binary_labels
 from ..controls import log_values
 from ..live import LivePlot, finite, help_text, labelled, plot_cell, plot_grid, row, switch
-from ...plots import METHOD_COLORS
+from ...plots import MARKS_SHOWN, METHOD_COLORS, Events, event_marks
 from ..page import Page
 from . import newton_figures as figures
 from .newton_figures import ALPHA0_LINE, MAJORITY, STAR
@@ -56,15 +56,17 @@ TITLES = {"loss": "Regret against the best fixed predictor", "accuracy": "Online
 EXPLAIN = {
     "loss": "Cumulative loss minus that of w*, the best fixed linear predictor in hindsight "
             "(fit on the whole stream, predictions clipped to [−C, C] as the learners' are, C the slab). "
-            "Flat means as good as w*; the online Newton step's guarantee is O(d log T).",
+            "Flat means as good as w*; the online Newton step's guarantee is O(d log T). "
+            "A dashed vertical in a learner's colour: it diverged there and stopped.",
     "accuracy": "Fraction of rows whose label the learner got right before seeing it "
                 "(sign of its prediction). Grey: w* (dashed) and always guessing the "
-                "majority class (dotted).",
+                "majority class (dotted). A dashed vertical: that learner stopped.",
     "condition": "κ(H) = λ_max / λ_min of the matrix each learner inverts. FD-SON's "
                  "α₀I + BᵀB has κ ≈ σ₁²/α₀, huge when α₀ is small; RFD-SON's α lifts the "
-                 "floor (Theorem 4). ∞ is not drawn.",
+                 "floor (Theorem 4). ∞ is not drawn. A dashed vertical: that learner stopped.",
     "alpha": "Every FD shrink adds δ/2 to RFD-SON's α: the curvature FD throws away, given "
-             "back to all directions. FD-SON, RP-SON and FULL-ON keep α₀ (dashed).",
+             "back to all directions. FD-SON, RP-SON and FULL-ON keep α₀ (dashed). Dotted red "
+             f"verticals: RFD-SON's shrinks (the latest {MARKS_SHOWN}); dashed, in a learner's colour: it stopped.",
     "spectrum": "Bars: eigenvalues of the chosen learner's H along its sketch directions; "
                 "every other direction gets α (dashed). Grey: the exact eigenvalues of "
                 "α₀I + Σ (μ+η) g gᵀ over the same learner's gradients.",
@@ -204,13 +206,18 @@ class NewtonPage(Page):
         lines["accuracy"][STAR] = {"x": t, "y": h["accuracy_star"]}
         lines["accuracy"][MAJORITY] = {"x": t, "y": h["accuracy_majority"]}
         title = "average loss so far" if average else "regret"
-        self.plots["loss"].update(lines["loss"], layout={"yaxis": {"title": {"text": title}}})
+        stopped = [Events("stopped", f"{name} stopped", [error.t], METHOD_COLORS[name])
+                   for name, error in self.race.stopped.items()]
+        marks = event_marks(*stopped, upto=self.t)
+        self.plots["loss"].update(lines["loss"], layout={"yaxis": {"title": {"text": title}}, **marks})
         self._loss_heading.object = "#### " + ("Average loss so far" if average else TITLES["loss"])
-        self.plots["accuracy"].update(lines["accuracy"])
-        self.plots["condition"].update(lines["condition"])
+        self.plots["accuracy"].update(lines["accuracy"], layout=marks)
+        self.plots["condition"].update(lines["condition"], layout=marks)
+        shrinks = [Events("shrink", "RFD-SON shrinks", self.race.shrink_times("RFD-SON"), METHOD_COLORS["RFD-SON"])]
         self.plots["alpha"].update({
             "RFD-SON": {"x": t, "y": log_values(h["alpha_rfd"]), "visible": "RFD-SON" in racing},
-            ALPHA0_LINE: {"x": t, "y": log_values(h["alpha0"])}})
+            ALPHA0_LINE: {"x": t, "y": log_values(h["alpha0"])}},
+            layout=event_marks(*shrinks, *stopped, upto=self.t))
         self._update_spectrum()
         self.summary.object = self._summary()
 

@@ -39,6 +39,7 @@ import panel as pn
 import param
 
 from ...experiments.pca import DENSITY_LEARNERS, AdaptivePCARace, toy_stream
+from ...plots import MARKS_SHOWN, Events, event_marks
 from ...plots.style import HEIGHT
 from ..controls import bind, log_values
 from ..live import LivePlot, finite, help_text, hint, plot_cell, plot_grid, row
@@ -49,24 +50,28 @@ __all__ = ["ALPHA_CHOICES", "ETA_CHOICES", "AdaptivePCAPage"]
 
 ETA_CHOICES = (0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
 ALPHA_CHOICES = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1)
+LEARNER_NAMES = {"ftl": "Follow the Leader", "static": "static online PCA", "adaptive": "adaptive PCA"}
+"""The race's learners by their names in the figures."""
 TITLES = {"loss": "Cumulative loss of the four methods",
           "overlap": "The stream's current subspace vs each method's",
           "weights": "Eigenvalue weights of W_t over time",
           "fixed_share": "Fixed share and capping"}
 EXPLAIN = {
-    "loss": "Dotted verticals: the stream switches subspace. After a switch FTL keeps the old "
-            "subspace longest, static online PCA (α = 0) adapts slowly, adaptive PCA fastest; the "
-            "best fixed projection (hindsight, grey) is poor across segments (paper, Fig. 1).",
+    "loss": "Dotted verticals: the stream switches subspace; dash-dotted, in a learner's colour: "
+            f"it takes the lead in cumulative loss (the latest {MARKS_SHOWN} of each kind). After a switch FTL "
+            "keeps the old subspace longest, static online PCA (α = 0) adapts slowly, adaptive PCA "
+            "fastest; the best fixed projection (hindsight, grey) is poor across segments (paper, Fig. 1).",
     "overlap": "tr(BᵀC_sB) / (best rank-k variance of C_s): the share of the current segment's "
                "variance that each method's k-dimensional subspace B keeps (100%: the segment's "
-               "own top-k subspace). Adaptive PCA's B: the k least-weighted eigenvectors of W_t.",
+               "own top-k subspace). Adaptive PCA's B: the k least-weighted eigenvectors of W_t. "
+               "Dotted verticals: the stream switches subspace.",
     "weights": "Each column: the smallest eigenvalues of W_t (the others sit near the cap "
                "1/(n − k)). W_t weighs the directions to discard: the k below the white line "
                "are (most likely) kept. "
                "Fixed share keeps every weight ≥ α/n; with α = 0 they fall to e⁻⁸⁰ and below.",
     "fixed_share": "Top: the mass fixed share moves, ½‖ŵ − v‖₁ ≤ α, and the smallest weight of W_t "
                    "(adaptive stays above α/n: nothing is forgotten for good). Bottom: entries the "
-                   "capping step held at 1/(n − k).",
+                   "capping step held at 1/(n − k). Dotted verticals: the stream switches subspace.",
 }
 
 
@@ -186,15 +191,13 @@ class AdaptivePCAPage(Page):
     def _update_views(self) -> None:
         h, d, k = self.history, self._X.shape[1], self.k_used
         t = h["t"]
-        # only the switches already streamed (a shape would stretch the x axis to the end)
-        boundaries = self.race.hindsight.boundaries
-        shapes = {"shapes": figures.segment_shapes(boundaries[boundaries <= self.t])}
+        shapes = self._marks(leaders=False)
         self.plots["loss"].update({
             "Follow the Leader": {"x": t, "y": h["loss_ftl"]},
             "best fixed projection": {"x": t, "y": h["loss_best"]},
             "static online PCA": {"x": t, "y": h["loss_static"]},
             "adaptive PCA": {"x": t, "y": h["loss_adaptive"]},
-            figures.SAMPLED: {"x": t, "y": h["loss_sampled"]}}, layout=shapes)
+            figures.SAMPLED: {"x": t, "y": h["loss_sampled"]}}, layout=self._marks(leaders=True))
         self.plots["overlap"].update({
             "Follow the Leader": {"x": t, "y": h["overlap_ftl"]},
             "best fixed projection": {"x": t, "y": h["overlap_best"]},
@@ -218,6 +221,19 @@ class AdaptivePCAPage(Page):
             "capped (static)": {"x": t, "y": h["capped_static"]},
             "n − k (all that can be)": {"x": t, "y": np.full(t.size, float(d - k))}}, layout=shapes)
         self.summary.object = self._summary()
+
+    def _marks(self, *, leaders: bool) -> dict:
+        """The events streamed so far, as verticals (:func:`~explorer.plots.event_marks`): the
+        stream's subspace switches, the learners that stopped and, with ``leaders``, the rounds
+        where another learner took the lead in cumulative loss (the latest few of each)."""
+        groups = [Events("switch", "stream switches subspace", self.race.hindsight.boundaries)]
+        groups += [Events("stopped", f"{LEARNER_NAMES[key]} stopped", [error.t],
+                          figures.PCA_COLORS[LEARNER_NAMES[key]]) for key, error in self.race.stopped.items()]
+        if leaders:
+            groups += [Events("leader", f"{LEARNER_NAMES[key]} takes the lead", times,
+                              figures.PCA_COLORS[LEARNER_NAMES[key]])
+                       for key, times in self.race.leader_changes().items()]
+        return event_marks(*groups, upto=self.t)
 
     def _summary(self) -> str:
         """The latest step's record as one line of text."""

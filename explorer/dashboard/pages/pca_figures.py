@@ -16,8 +16,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ...plots import line_chart
-from ...plots.style import (BACKGROUND, BOUND_BLACK, CONCEPT_COLORS, GUIDE_GREY, HEIGHT, MARGIN,
-                            method_color)
+from ...plots.style import BACKGROUND, BOUND_BLACK, CONCEPT_COLORS, HEIGHT, MARGIN, method_color
 
 __all__ = [
     "LOG10_FLOOR",
@@ -27,7 +26,6 @@ __all__ = [
     "fixed_share_figure",
     "loss_figure",
     "overlap_figure",
-    "segment_shapes",
     "weights_figure",
 ]
 
@@ -100,13 +98,6 @@ def fixed_share_figure() -> go.Figure:
     fig.update_yaxes(title_text="capped entries", rangemode="tozero", row=2, col=1)
     fig.update_xaxes(title_text="t (rows seen)", row=2, col=1)
     return fig
-
-
-def segment_shapes(boundaries) -> list[dict]:
-    """Dotted vertical lines at the rows where the stream switches subspace (full height)."""
-    return [dict(type="line", xref="x", yref="paper", x0=float(b), x1=float(b), y0=0, y1=1,
-                 line=dict(color=GUIDE_GREY, width=1, dash="dot"), layer="below")
-            for b in boundaries]
 
 
 def _finish(fig: go.Figure) -> go.Figure:

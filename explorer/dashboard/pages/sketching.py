@@ -17,6 +17,7 @@ import panel as pn
 import param
 
 from ...experiments.sketching import SKETCH_VARIANTS, SketchComparison
+from ...plots import MARKS_SHOWN, Events, event_marks, method_color
 from ..controls import log_axis
 from ..live import LivePlot, finite, labelled, plot_cell, plot_grid, row, switch
 from ..page import Page
@@ -31,7 +32,9 @@ EXPLAIN = {
                 "after). RFD keeps the same B but lifts every direction by α, so it errs by "
                 "at most Δ/2 either way; FD can only under-estimate. Grey: the exact spectrum.",
     "alpha": "Every shrink adds δ/2 to α: the mass FD throws away, given back evenly to all "
-             "directions (Luo et al. 2017, Algorithm 3). FD keeps α₀.",
+             "directions (Luo et al. 2017, Algorithm 3). FD keeps α₀. Dotted red verticals: the "
+             f"fast run's shrinks, FD's and RFD's alike (the latest {MARKS_SHOWN}); the exact run "
+             "shrinks on every row once B is full.",
     "error": "Measured errors stay below the bounds: FD ≤ Δ ≤ min_k ‖A − A_k‖²_F / (m − k), "
              "RFD ≤ half of each (Theorem 3). Δ, the mass each run shrank away, is its own: "
              "the fast run (a 2m-row buffer) has a Δ of its own, drawn thin.",
@@ -129,7 +132,10 @@ class SketchingPage(Page):
         self.plots["alpha"].update({
             "RFD α (exact)": {"x": t, "y": h["alpha_exact"]},
             "RFD α (fast)": {"x": t, "y": h["alpha_fast"]},
-            "FD: α₀ (fixed)": {"x": t, "y": h["alpha0"]}})
+            "FD: α₀ (fixed)": {"x": t, "y": h["alpha0"]}},
+            # the fast run's shrinks only: the exact run shrinks on every row once B is full
+            layout=event_marks(Events("shrink", "shrinks (fast run)", self.sketches.shrink_times("fast"),
+                                      method_color("RFD")), upto=self.t))
         self.plots["error"].update({
             **{f"{a.upper()} error ({v})": {"x": t, "y": h[f"error_{a}_{v}"]}
                for a in ("fd", "rfd") for v in SKETCH_VARIANTS},

@@ -29,7 +29,7 @@ import scipy.sparse
 from ...errors import Diverged
 from ...fm import progressive
 from ...hooks import Recorder
-from ...race import Curves, HotLearners
+from ...race import Curves, EventTimes, HotLearners
 from ...run import History
 from .lineup import DIVERGED, LEARNERS, ORACLE_MAX
 from .metrics import progressive_auc, rmse, running_mean
@@ -68,6 +68,9 @@ class FactorizationRace(HotLearners, Curves):
         self.seconds, self.rows_timed = dict.fromkeys(LEARNERS, 0.0), dict.fromkeys(LEARNERS, 0)
         self.recorder = Recorder(kinds=("shrink",), limit=1)  # S-FTRL's last shrink (either half)
         self.add_hook("sftrl", self.recorder)
+        self.event_times = EventTimes()  # the rounds of S-FTRL's shrinks, per half: "shrink +", "shrink -"
+        self.add_hook("sftrl", lambda event: self.event_times.add(f"shrink {event.part}", event.t)
+                      if event.kind == "shrink" else None)
         if scipy.sparse.issparse(X):  # a_hat of a one-hot row: (user, n_users + item, d), all ones
             self._hat_idx = np.column_stack([X.indices.reshape(-1, 2), np.full(n, d)])
             self._hat_norm2 = np.full(n, 3.0)
@@ -98,6 +101,11 @@ class FactorizationRace(HotLearners, Curves):
         """S-FTRL's latest shrink event (``part``, ``t``, ``delta``), None before the first."""
         events = self.recorder.events("shrink")
         return events[-1] if events else None
+
+    def shrink_times(self, part: str) -> np.ndarray:
+        """The rounds at which S-FTRL's half ``part`` (``"+"``: B+, ``"-"``: B-) shrank, oldest
+        first: the latest :data:`~explorer.race.EVENTS_KEPT` of them (empty before the first)."""
+        return self.event_times.times(f"shrink {part}")
 
     # -- playing ---------------------------------------------------------------------------
     def step(self, k: int = 1, *, record: bool = True) -> int:
@@ -220,7 +228,7 @@ class FactorizationRace(HotLearners, Curves):
     # -- snapshots (Back) -----------------------------------------------------------------------
     def state_dict(self) -> dict:
         """The learners' ``state_dict`` (a full ``Theta`` stored sparse for one-hot rows),
-        ``t``, who stopped and why, and S-FTRL's last shrink.
+        ``t``, who stopped and why, S-FTRL's last shrink and the rounds of its shrinks.
 
         The per-round arrays (predictions, q) are not copied: the stream is deterministic,
         so their entries before any snapshot's t stay valid, and later ones are replayed.
@@ -232,6 +240,7 @@ class FactorizationRace(HotLearners, Curves):
                 state["theta"] = scipy.sparse.csr_array(state["theta"])
             states[name] = state
         return {"t": self.t, "learners": states, "shrink": self.recorder.events("shrink"),
+                "event_times": self.event_times.state_dict(),
                 "stopped": {name: (str(error), error.row, error.t) for name, error in self.stopped.items()}}
 
     def load_state_dict(self, state: dict) -> None:
@@ -246,6 +255,7 @@ class FactorizationRace(HotLearners, Curves):
             learners[name] = type(self.learners[name]).from_state_dict(saved)
         self.learners = learners
         self.recorder.replace(state["shrink"])
+        self.event_times.load_state_dict(state["event_times"])
         for name in self.learners:
             self.attach_hooks(name)
         self.t = int(state["t"])
