@@ -13,6 +13,7 @@ import pytest
 from explorer.challenges import CHALLENGES, Challenge, check
 from explorer.dashboard.app import PAGES, Dashboard
 from explorer.dashboard.challenges import ChallengesPanel
+from test_dashboard_browser import server  # noqa: F401  (the module-scoped fixture)
 
 KEYS = [cls.key for cls in PAGES]
 
@@ -134,3 +135,52 @@ def test_a_check_that_raises_is_reported_not_swallowed():
     panel.panel()
     with pytest.raises(RuntimeError, match="boom"):
         panel.items[0].press_check()
+
+
+# -- in a browser ---------------------------------------------------------------------------
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_challenge_is_solved_from_the_keyboard_and_the_page_passes_axe(server, page):
+    """The sketching page (m = 5): Tab to "Challenges", Enter; Check says "not yet"; Show
+    solution; → five times (the solution: step to t = m); Check says "solved"; then axe's
+    WCAG A/AA rules find nothing serious with the challenges open."""
+    from axe_playwright_python.sync_playwright import Axe
+    from test_dashboard_a11y import OPTIONS, blocking_violations, named
+    from test_dashboard_browser import SMALL, counter, open_page, real_errors
+    from test_dashboard_keyboard import focused
+
+    def tab_to(text: str) -> None:
+        for _ in range(150):
+            page.keyboard.press("Tab")
+            if (focused(page) or {}).get("text") == text:
+                return
+        raise AssertionError(f"Tab never reached {text!r}")
+
+    errors = open_page(page, server["url"] + "?" + SMALL)
+    counter(page, 0).wait_for()
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    tab_to("Challenges")
+    page.keyboard.press("Enter")
+    line = page.locator("p.challenge-feedback").first
+    line.wait_for(state="attached", timeout=30_000)
+    tab_to("Check")
+    page.keyboard.press("Enter")
+    page.get_by_text("not yet: t = 0", exact=False).first.wait_for(timeout=30_000)
+    assert line.get_attribute("aria-live") == "polite" and line.get_attribute("role") == "status"
+    tab_to("Show solution")
+    page.keyboard.press("Space")
+    page.get_by_text("Solution: Press Step", exact=False).first.wait_for(timeout=30_000)
+    for t in range(1, 6):
+        page.keyboard.press("ArrowRight")  # Step, the focus stays on the toggle
+        counter(page, t).wait_for()
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Shift+Tab")
+    assert focused(page)["text"] == "Check"
+    page.keyboard.press("Enter")
+    page.get_by_text("solved: t = 5", exact=False).first.wait_for(timeout=30_000)
+    assert line.inner_text().startswith("solved: t = 5: RFD (exact) α =")
+    named(page)
+    found = blocking_violations(Axe().run(page, options=OPTIONS).response)
+    assert found == [], "axe with the challenges open:\n" + "\n".join(found)
+    assert real_errors(errors) == []

@@ -32,6 +32,7 @@ from .keyboard import SHORTCUTS_HELP, Keyboard
 from .live import help_text, row
 from .references import reference_links
 from .settings import ALPHA0_CHOICES, ETA_CHOICES, URL_NAMES, Settings
+from .challenges import ChallengesPanel
 from .opened import OpenedUpdate
 from .symbols import annotate, annotate_views, symbols_panel
 from .transport import Transport
@@ -316,7 +317,8 @@ def _tabs(app) -> pn.Tabs:
                 annotate_views(app.active)  # each symbol defined where it appears
                 symbols = symbols_panel(app.active)
                 opened = OpenedUpdate(app.active).panel()  # the next round, taken apart
-            bodies[key].objects = [symbols, views, opened]
+                challenges = ChallengesPanel(app.active).panel()  # tasks with a check on the page
+            bodies[key].objects = [symbols, views, opened, challenges]
     show(app.page)
     tabs = pn.Tabs(*[(titles[key], bodies[key]) for key in keys], active=keys.index(app.page),
                    sizing_mode="stretch_width", dynamic=False, stylesheets=[TAB_HEADERS_WRAP])
