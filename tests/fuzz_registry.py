@@ -118,6 +118,8 @@ EXEMPT = {
     "explorer.fm.data:most_active": "its data is a bundled data set already parsed by the package",
     "explorer.fm._shrink:PartMemo.read": "reads a memo the learner itself wrote in memory",
     "explorer.race:Race.load_state_dict": "in-memory snapshots the race itself took (Back); never read from a file or link",
+    "explorer.race:EventTimes.load_state_dict": "part of a race's own in-memory snapshot (Back): the event "
+                                                "rounds the race booked; never read from a file or link",
     "explorer.experiments.adagrad:AdaGradRace.load_state_dict": "a race's own in-memory snapshot (Back)",
     "explorer.experiments.fm.race:FactorizationRace.load_state_dict": "a race's own in-memory snapshot (Back)",
     "explorer.experiments.newton:NewtonRace.load_state_dict": "a race's own in-memory snapshot (Back)",
