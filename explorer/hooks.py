@@ -30,6 +30,7 @@ __all__ = [
     "ShrinkEvent",
     "MergeEvent",
     "StepRecord",
+    "Deferred",
     "FixedShareEvent",
     "CapEvent",
     "DecomposeEvent",
@@ -79,6 +80,45 @@ class MergeEvent:
     alpha: float | None = None
 
 
+class Deferred:
+    """A record's value computed when first read: ``fn(*args)``, once.
+
+    A learner gives a field of :class:`StepRecord` a ``Deferred`` when the value costs more
+    than the round (SON's ``kappa(H_t)``, an eigendecomposition): ``args`` are copies of what
+    the value depends on, taken at the round, so the field reads the same whenever, and
+    whoever, reads it; a record nobody reads costs only the copies.
+
+    >>> record = StepRecord(t=1, loss=0.0, condition_number=Deferred(max, 2.0, 3.0))
+    >>> record.condition_number
+    3.0
+    """
+
+    __slots__ = ("fn", "args")
+
+    def __init__(self, fn: Callable[..., Any], *args):
+        self.fn, self.args = fn, args
+
+
+class _ReadOnce:
+    """The descriptor of a record field that may be given as a :class:`Deferred`: the
+    first read computes it and keeps the result in its place. Default: None."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, record, owner=None):
+        if record is None:
+            return None  # the field's default, as dataclasses read it
+        value = record.__dict__[self.slot]
+        if isinstance(value, Deferred):
+            value = value.fn(*value.args)
+            record.__dict__[self.slot] = value
+        return value
+
+    def __set__(self, record, value) -> None:  # only __init__ gets here: the record is frozen
+        record.__dict__[self.slot] = value
+
+
 @dataclass(frozen=True)
 class StepRecord:
     """One round of an online learner: what it computed anyway (kind ``"step"``).
@@ -92,7 +132,8 @@ class StepRecord:
     prediction; FM: ``phi'(z_t)``, gradient ``q a_hat a_hat^T``); shrink: the
     :class:`~explorer.sketch.ShrinkRecord` of this round's sketch shrink, else None;
     alpha: the regularizer (RFD-SON's alpha_t, ...); condition_number, rank: of the
-    learner's curvature or sketch; expected_loss: a randomized learner's loss in
+    learner's curvature or sketch after the round (the sketched Newton learners give
+    condition_number as a :class:`Deferred`, computed when first read); expected_loss: a randomized learner's loss in
     expectation over its own randomness (what regret bounds are about); part_ranks: the
     occupied rows of ``B+`` and ``B-`` for a learner on a Generalized FD sketch.
     """
@@ -104,7 +145,7 @@ class StepRecord:
     gradient_scale: float | None = None
     shrink: Any = None
     alpha: float | None = None
-    condition_number: float | None = None
+    condition_number: float | None = _ReadOnce()
     rank: int | None = None
     expected_loss: float | None = None
     part_ranks: tuple[int, int] | None = None

@@ -75,6 +75,31 @@ def test_a_record_holds_the_same_fields_with_or_without_a_hook(name):
     assert_same_state(snapshot(quiet), snapshot(learned))
 
 
+@pytest.mark.parametrize("name", LEARNERS)
+def test_a_record_reads_the_same_whenever_it_is_read(name):
+    """A field computed when first read (:class:`explorer.hooks.Deferred`, SON's kappa) is
+    the value at its round: records read at once and records read after 12 more rounds agree
+    field for field, and a learner's ``condition_number()`` right after the round is the
+    record's."""
+    prompt, late = fed(name), fed(name)
+    rng = np.random.default_rng(5)
+    stream = [round_args(name, x, y) for x, y in zip(rows(rng, 12) / 10, labels(rng, 12))]
+    read_at_once, kappas = [], []
+    for args in stream:
+        record = prompt.step(*args)
+        read_at_once.append({f.name: getattr(record, f.name) for f in dataclasses.fields(StepRecord)})
+        kappas.append(prompt.condition_number() if hasattr(prompt, "condition_number") else None)
+    kept = [late.step(*args) for args in stream]
+    for args in stream:
+        late.step(*args)  # the learner moves on before the records are read
+    for record, fields, kappa in zip(kept, read_at_once, kappas):
+        for field, value in fields.items():
+            if field != "shrink":
+                assert same(getattr(record, field), value), (field, getattr(record, field), value)
+        if kappa is not None and record.condition_number is not None:
+            assert same(record.condition_number, kappa)
+
+
 
 
 def test_every_labelled_learner_diverges_here():

@@ -22,6 +22,7 @@ from scipy.linalg.lapack import dpotrs
 
 from .._validation import all_finite, check_matrix_size
 from ..errors import Diverged
+from ..hooks import Deferred
 from ..learner import RoundRefused
 from ..oja import OjaSketch
 from ..sketch import (
@@ -31,7 +32,8 @@ from ..sketch import (
 from ..state import StateReader, copy_array, state_part
 
 __all__ = ["SketchCurvature", "FullCurvature", "SKETCHES", "TINY_SQUARED_ROW",
-           "STATE_TOLERANCE", "make_curvature", "check_size", "check_row"]
+           "STATE_TOLERANCE", "make_curvature", "check_size", "check_row", "kappa_of_inner",
+           "kappa_of_inverse"]
 
 #: The curvature each ``sketch=`` names: RFD-SON, FD-SON, RP-SON, Oja-SON, FULL-ON.
 SKETCHES = ("rfd", "fd", "rp", "oja", "full")
@@ -70,6 +72,21 @@ def make_curvature(kind: str, d: int, m: int, alpha0: float, fast: bool, seed: i
     else:
         sketch = FrequentDirections(d, m, fast=fast)
     return SketchCurvature(sketch, alpha0)
+
+
+def kappa_of_inner(K: np.ndarray, d: int, shift: float) -> float:
+    """``kappa(shift I + B^T B) = (lambda_max + shift) / (lambda_min + shift)`` from the
+    r x r ``K = B B^T``: ``B^T B`` shares K's d largest eigenvalues, its smallest is 0 when
+    r < d; inf when ``lambda_min + shift`` is 0."""
+    r = K.shape[0]
+    eigenvalues = np.linalg.eigvalsh(K) if r else np.zeros(1)
+    smallest = shift + (eigenvalues[r - d] if r >= d else 0.0)
+    return float((eigenvalues[-1] + shift) / smallest) if smallest > 0 else np.inf
+
+
+def kappa_of_inverse(inverse: np.ndarray) -> float:
+    """``kappa(H)`` from ``H^{-1}``: the ratio of its extreme singular values."""
+    return float(np.linalg.cond(inverse))
 
 
 def check_row(row: np.ndarray, g: np.ndarray, mass: float) -> bool:
@@ -242,14 +259,13 @@ class SketchCurvature:
         return B.T @ coefficients
 
     def condition_number(self) -> float:
-        """``(lambda_max + shift) / (lambda_min + shift)`` of ``B^T B`` from ``K = B B^T``.
+        """``kappa(H) = (lambda_max + shift) / (lambda_min + shift)`` now (:func:`kappa_of_inner`)."""
+        return kappa_of_inner(self.inner[:self.rank, :self.rank], self.sketch.d, self.shift)
 
-        ``B^T B`` shares K's d largest eigenvalues; its smallest is 0 when r < d.
-        """
-        r, d, shift = self.rank, self.sketch.d, self.shift
-        eigenvalues = np.linalg.eigvalsh(self.inner[:r, :r]) if r else np.zeros(1)
-        smallest = shift + (eigenvalues[r - d] if r >= d else 0.0)
-        return float((eigenvalues[-1] + shift) / smallest) if smallest > 0 else np.inf
+    def deferred_condition_number(self) -> Deferred:
+        """:meth:`condition_number` as it is now, computed when read: O(r^2) now, O(r^3) then."""
+        r = self.rank
+        return Deferred(kappa_of_inner, self.inner[:r, :r].copy(), self.sketch.d, self.shift)
 
     def state_dict(self) -> dict:
         return {"inner": copy_array(self.inner), "factor": copy_array(self.factor),
@@ -360,7 +376,12 @@ class FullCurvature:
         return self.inverse @ v
 
     def condition_number(self) -> float:
-        return float(np.linalg.cond(self.inverse))
+        """``kappa(H)`` now, from ``H^{-1}`` (O(d^3))."""
+        return kappa_of_inverse(self.inverse)
+
+    def deferred_condition_number(self) -> Deferred:
+        """:meth:`condition_number` as it is now, computed when read: O(d^2) now, O(d^3) then."""
+        return Deferred(kappa_of_inverse, self.inverse.copy())
 
     def state_dict(self) -> dict:
         return {"inverse": copy_array(self.inverse)}

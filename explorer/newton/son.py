@@ -307,4 +307,4 @@ class SketchedOnlineNewton(CompiledRounds, AutoDefaults, NewtonState, Tunable, O
             return loss, z, None
         return loss, z, self._emit_step(StepRecord(
             t=t, loss=loss, prediction=z, gradient_scale=slope, shrink=shrink, alpha=self.alpha,
-            rank=self._curvature.rank, condition_number=self.condition_number()))
+            rank=self._curvature.rank, condition_number=self._curvature.deferred_condition_number()))
