@@ -222,6 +222,22 @@ def test_importing_explorer_does_not_import_numba():
                           check=True).stdout.split() == ["False"]
 
 
+@pytest.mark.slow
+def test_a_script_that_ends_while_compiling_waits_and_leaves_the_kernel_cached(tmp_path):
+    """A short script (a few rounds, then exit) starts the background compile and ends at
+    once: the process waits for the compiler, exits 0, and the next process finds the kernel
+    in numba's cache (``NUMBA_CACHE_DIR``, empty at the start). Ending while LLVM compiles in
+    a daemon thread aborted the process now and then ("UNREACHABLE executed", exit -6 or
+    -11), and the kernel never reached the cache."""
+    code = ("import numpy as np; from explorer.newton import RFDSON, compiled; "
+            "RFDSON(3, m=2).learn_many(np.eye(3), [1.0, 2.0, 3.0]); print(compiled.enabled())")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "EXPLORER_COMPILED": "1"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=280, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False"]  # it ended before the kernel was ready
+    assert list(tmp_path.rglob("*kernel*.nbi")), sorted(path.name for path in tmp_path.rglob("*"))
+
+
 def test_the_environment_switch_turns_it_off():
     code = ("from explorer.newton import compiled, RFDSON; import numpy as np; "
             "print(compiled.enabled(), compiled.wait(1)); RFDSON(3, m=2).learn_many(np.eye(3), [1, 2, 3]); "

@@ -15,7 +15,8 @@ Switches: without numba (the runtime, Pyodide) or with ``EXPLORER_COMPILED=0``, 
 :func:`numpy_only` for a block. Compile cost: ``cache=True`` (beside this file, or under the
 user's cache directory in a read-only install), compiled (numba imported too) in a background
 thread at the first round that wants it; rounds take the numpy rule until then, so no first
-slider move waits for the compiler. :func:`wait` blocks until it is ready.
+slider move waits for the compiler. :func:`wait` blocks until it is ready; a process that
+ends sooner waits for it at exit (once: the kernel is then in the cache).
 
 >>> import numpy as np
 >>> from explorer.newton import RFDSON
@@ -82,7 +83,9 @@ def enabled() -> bool:
     if _compiler["thread"] is None:
         with _compiler["lock"]:
             if _compiler["thread"] is None:
-                _compiler["thread"] = threading.Thread(target=_compile, name="explorer-numba", daemon=True)
+                # not a daemon: a process that ends while LLVM compiles waits for it (killed
+                # mid-compile, LLVM's teardown can abort the process) and caches the kernel
+                _compiler["thread"] = threading.Thread(target=_compile, name="explorer-numba", daemon=False)
                 _compiler["thread"].start()
     return _compiler["ready"].is_set()
 
