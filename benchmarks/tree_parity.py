@@ -9,7 +9,8 @@ repeats of each tree's time and the median of the per-repeat ratios this / again
 this tree is slower). The paths: RFD-SON ``learn_many`` and 1000 ``step`` calls; FD-SON 1000
 ``learn`` calls; ADA-FFD ``learn_many``; fast FD ``extend`` and 1000 ``update`` calls;
 adaptive PCA 300 ``learn`` calls; AdaGrad (diagonal) and S-FTRL 1000 ``learn`` calls and
-S-FTRL ``progressive`` (d = 200, n = 3000 rows unless ``--tiny``).
+S-FTRL ``progressive`` (d = 200, n = 3000 rows unless ``--tiny``); the Newton race of the
+dashboard's five learners on 1000 rows of the first 50 columns, a history point every 10 rows.
 
 Run ``python benchmarks/tree_parity.py --against /tmp/before [--repeats 4] [--tiny]``.
 """
@@ -32,10 +33,17 @@ from threadpoolctl import threadpool_limits
 threadpool_limits(1)
 import numpy as np
 from explorer.adagrad import AdaGrad
+from explorer.experiments.newton import LEARNERS, NewtonRace, make_learners
 from explorer.fm import SketchedFTRL, progressive
 from explorer.newton import SketchedOnlineNewton
 from explorer.pca import OnlineAdaptivePCA
 from explorer.sketch import FrequentDirections
+try:  # both trees time the compiled round where they have one, not the numpy rule while it compiles
+    from explorer.newton import compiled
+    compiled.enabled()
+    compiled.wait(600)
+except ImportError:
+    pass
 
 d, n, calls = (int(v) for v in sys.argv[2:5])
 rng = np.random.default_rng(0)
@@ -59,6 +67,13 @@ def pca():
         learner.learn(x)
 
 
+def newton_race():
+    columns = min(d, 50)
+    race = NewtonRace(make_learners(LEARNERS, columns, m=10, alpha0=1.0, eta=0.1), X[:calls, :columns], y[:calls])
+    for _ in range(calls // 10):
+        race.step(10)  # a history point (kappa of every learner) every 10 rows
+
+
 def fd_update():
     sketch = FrequentDirections(d, 20, fast=True)
     for i in range(calls):
@@ -68,6 +83,7 @@ def fd_update():
 paths = {
     "RFD-SON learn_many": lambda: SketchedOnlineNewton(d, sketch="rfd", **son).learn_many(X, y),
     "RFD-SON step": rows(lambda: SketchedOnlineNewton(d, sketch="rfd", **son), "step"),
+    "Newton race": newton_race,
     "FD-SON learn": rows(lambda: SketchedOnlineNewton(d, sketch="fd", **son), "learn"),
     "ADA-FFD learn_many": lambda: AdaGrad(d, variant="ffd", tau=10, loss="logistic").learn_many(X, y),
     "fast FD extend": lambda: FrequentDirections(d, 20, fast=True).extend(X),
@@ -90,9 +106,12 @@ print(json.dumps(times))
 
 
 def child(tree: Path, size: tuple[int, int, int]) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, str(tree), *map(str, size)],
-                         check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+    # -X faulthandler: a crash of the child prints the Python stacks of its threads
+    done = subprocess.run([sys.executable, "-X", "faulthandler", "-c", CHILD, str(tree), *map(str, size)],
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"the child timing {tree} failed (exit code {done.returncode}):\n{done.stderr[-4000:]}")
+    return json.loads(done.stdout)
 
 
 def compare(this: Path, against: Path, repeats: int, size: tuple[int, int, int]) -> dict:
