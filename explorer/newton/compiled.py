@@ -14,9 +14,8 @@ round, so refusals, ``state_dict`` and resumes are the rule's own. ``step`` stay
 Switches: without numba (the runtime, Pyodide) or with ``EXPLORER_COMPILED=0``, numpy only;
 :func:`numpy_only` for a block. Compile cost: ``cache=True`` (beside this file, or under the
 user's cache directory in a read-only install), compiled (numba imported too) in a background
-thread at the first round that wants it; rounds take the numpy rule until then, so no first
-slider move waits for the compiler. :func:`wait` blocks until it is ready; a process that
-ends sooner waits for it at exit (once: the kernel is then in the cache).
+thread at the first round that wants it; rounds take the numpy rule until then (no slider
+move waits). :func:`wait` blocks until it is ready; a process ending sooner waits at exit.
 
 >>> import numpy as np
 >>> from explorer.newton import RFDSON
