@@ -357,6 +357,49 @@ SLIDERS = {
 }
 
 
+def test_the_lessons_docs_anchors_become_jupyterlabs_heading_ids(tmp_path):
+    """The site's copies of the lessons link to JupyterLab's ids of docs/algorithms.md's
+    headings; a link to no heading stops the build."""
+    bs = _build_site_module()
+    assert bs.jupyterlab_anchors("## 3.4 `mu` and η\n### 2.1 Update") == {"34-mu-and-η": "3.4-mu-and-η",
+                                                                         "21-update": "2.1-Update"}
+    (tmp_path / "lessons").mkdir()
+    lesson = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["see [docs](../docs/algorithms.md#21-update)"]}],
+              "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "lessons" / "x.ipynb").write_text(json.dumps(lesson))
+    bs.docs_beside_lessons(tmp_path)
+    written = json.loads((tmp_path / "lessons" / "x.ipynb").read_text())
+    assert written["cells"][0]["source"] == ["see [docs](../docs/algorithms.md#2.1-Update)"]
+    assert (tmp_path / "docs" / "algorithms.md").read_text() == (ROOT / "docs" / "algorithms.md").read_text()
+    lesson["cells"][0]["source"] = ["[gone](../docs/algorithms.md#99-no-such-section)"]
+    (tmp_path / "lessons" / "x.ipynb").write_text(json.dumps(lesson))
+    with pytest.raises(SystemExit, match="99-no-such-section"):
+        bs.docs_beside_lessons(tmp_path)
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not SITE_TESTS, reason="the static site's tests run with `make site-test`")
+@pytest.mark.timeout(600)
+def test_a_lessons_docs_link_opens_the_section_in_the_static_site(site_browser, site_url):
+    """In the site, Enter on a lesson's "docs § 2.1" link opens docs/algorithms.md rendered
+    (not as text), scrolled to the heading "2.1 Update", with no request to another host."""
+    context = site_browser.new_context(viewport={"width": 1400, "height": 900})
+    outside: list[str] = []
+    _guard(context, outside)
+    page = context.new_page()
+    page.goto(f"{site_url}/lab/index.html?path=lessons/01_frequent_directions.ipynb")
+    link = page.get_by_role("link", name="docs § 2.1").first
+    link.wait_for(timeout=240_000)
+    link.focus()
+    page.keyboard.press("Enter")
+    heading = page.locator(".jp-MarkdownViewer").get_by_role("heading", name="2.1 Update", exact=True)
+    heading.wait_for(timeout=60_000)
+    page.wait_for_function("h => { const t = h.getBoundingClientRect().top; return t >= 0 && t < 300 }",
+                           arg=heading.element_handle(), timeout=30_000)
+    assert outside == [], sorted(set(outside))[:5]
+    context.close()
+
+
 @pytest.mark.browser
 @pytest.mark.slow
 @pytest.mark.skipif(not SITE_TESTS, reason="the static site's tests run with `make site-test`")

@@ -55,7 +55,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from explorer import site_dashboard  # noqa: E402  (the dashboard's part of the site)
-from explorer.dashboard.references import render_docs  # noqa: E402
+from explorer.dashboard.references import github_anchor, render_docs  # noqa: E402
+from markdown_it import MarkdownIt  # noqa: E402
 
 REQUIREMENTS = ROOT / "tools" / "site_requirements.txt"
 PYODIDE_NPM = "pyodide@0.27.7"
@@ -465,12 +466,14 @@ def build(out: Path, cache: Path, pyodide_dir: Path | None = None) -> dict:
     shutil.copytree(ROOT / "lessons", lite / "files" / "lessons",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     reproductions(lite / "files")
+    docs_beside_lessons(lite / "files")
     settings = {"disablePyPIFallback": True, "pipliteUrls": [],
                 "loadPyodideOptions": {"packages": sorted({*lesson_names, *LESSONS_PURE})}}
     (lite / "jupyter-lite.json").write_text(json.dumps(
         {"jupyter-lite-schema-version": 0,
          "jupyter-config-data": {"appName": "Sketch Explorer lessons",
-                                 "litePluginSettings": {KERNEL_PLUGIN: settings}}}, indent=1))
+                                 "litePluginSettings": {KERNEL_PLUGIN: settings},
+                                 "settingsOverrides": MARKDOWN_RENDERED}}, indent=1))
     (lite / "jupyter_lite_config.json").write_text(json.dumps({"LiteBuildConfig": {
         "ignore_sys_prefix": True, "no_sourcemaps": True, "apps": ["lab", "notebooks", "tree"],
         "federated_extensions": lab_extensions(got["pypi"], cache / "extensions"),
@@ -512,6 +515,47 @@ def reproductions(files: Path) -> None:
     (folder / "README.md").write_text(
         "# The papers' reproductions\n\nEach notebook here runs in your browser (Pyodide), on the "
         "data files the site carries.\n\n" + "\n".join(lines) + "\n")
+
+
+def jupyterlab_anchors(markdown: str) -> dict[str, str]:
+    """GitHub's anchor of each heading of ``markdown`` -> the id JupyterLab's Markdown
+    viewer gives it (the heading's text, each space a ``-``).
+
+    >>> jupyterlab_anchors("## 3.4 `mu` and eta")
+    {'34-mu-and-eta': '3.4-mu-and-eta'}
+    """
+    tokens = MarkdownIt("commonmark").parse(markdown)
+    return {github_anchor(inline.content): "".join(child.content for child in inline.children or ()
+                                                   if child.type in ("text", "code_inline")).replace(" ", "-")
+            for opening, inline in zip(tokens, tokens[1:]) if opening.type == "heading_open"}
+
+
+def docs_beside_lessons(files: Path) -> None:
+    """docs/algorithms.md in the site's files, where the lessons' links ``../docs/algorithms.md#a``
+    find it, and those anchors (GitHub's) rewritten to JupyterLab's in the site's copies of
+    the lessons; a link to no heading stops the build."""
+    text = (ROOT / "docs" / "algorithms.md").read_text(encoding="utf-8")
+    anchors = jupyterlab_anchors(text)
+    (files / "docs").mkdir(exist_ok=True)
+    (files / "docs" / "algorithms.md").write_text(text, encoding="utf-8")
+
+    def rewrite(match: re.Match) -> str:
+        if match.group(1) not in anchors:
+            raise BuildError(f"a lesson links to docs/algorithms.md#{match.group(1)}, which names no heading")
+        return f"../docs/algorithms.md#{anchors[match.group(1)]}"
+
+    for lesson in sorted((files / "lessons").glob("*.ipynb")):
+        notebook = json.loads(lesson.read_text(encoding="utf-8"))
+        for cell in notebook["cells"]:
+            if cell["cell_type"] == "markdown":
+                source = re.sub(r"\.\./docs/algorithms\.md#([^)\s\"]+)", rewrite, "".join(cell["source"]))
+                cell["source"] = source.splitlines(keepends=True)
+        lesson.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+#: JupyterLab opens a Markdown file (the lessons' links to docs/algorithms.md) rendered, not
+#: in its text editor.
+MARKDOWN_RENDERED = {"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Markdown Preview"}}}
 
 
 def site_docs(out: Path) -> int:
