@@ -29,6 +29,8 @@ a picture.
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -37,7 +39,7 @@ from ._validation import check_int
 from .errors import Diverged
 from .run import History, progress_bar
 
-__all__ = ["Race", "HotLearners", "Curves", "EventTimes", "EVENTS_KEPT"]
+__all__ = ["Race", "HotLearners", "Curves", "EventTimes", "EVENTS_KEPT", "TIME_DECAY"]
 
 Measure = Callable[["Race"], Mapping[str, float]]
 
@@ -165,6 +167,10 @@ class Curves:
         self.history.append(t=float(self.t), **self.measure(), **extra)
 
 
+TIME_DECAY = 0.97
+"""The moving average of a learner's time per round: ``s <- decay s + (1 - decay) seconds``."""
+
+
 class Race(HotLearners, Curves):
     """``learners`` (name -> online learner with ``step``) played on the rows of ``X``
     (labels ``y``, or None for a learner without labels, e.g. online PCA).
@@ -198,6 +204,8 @@ class Race(HotLearners, Curves):
         self.t = 0
         self.records: dict[str, Any] = {}
         self.totals = {name: 0.0 for name in self.learners}
+        self.seconds = {name: math.nan for name in self.learners}
+        """Each learner's wall time per round (its ``step``), a moving average (:data:`TIME_DECAY`)."""
         self.stopped: dict[str, Diverged] = {}
         self.event_times = EventTimes()
         """The rounds of the events a family's race books (:class:`EventTimes`), in its snapshots."""
@@ -239,12 +247,15 @@ class Race(HotLearners, Curves):
 
     def _play(self, name: str, x: np.ndarray, y) -> None:
         learner = self.learners[name]
+        start = time.perf_counter()
         try:
             record = learner.step(x) if y is None else learner.step(x, y)
         except Diverged as error:
             self.stopped[name] = error
             self.records.pop(name, None)
             return
+        seconds, previous = time.perf_counter() - start, self.seconds.get(name, math.nan)
+        self.seconds[name] = seconds if math.isnan(previous) else TIME_DECAY * previous + (1 - TIME_DECAY) * seconds
         self.records[name] = record
         self.totals[name] += float(record.loss)
 

@@ -117,6 +117,32 @@ def test_a_family_race_extends_the_loop_in_after_round_only():
     assert "step" not in vars(NewtonRace) and "step" not in vars(AdaptivePCARace)
 
 
+def test_no_race_of_the_package_writes_its_own_step():
+    """Every subclass of Race in explorer (the families' races) plays rows through
+    Race.step: none defines step."""
+    import explorer.experiments.adagrad  # noqa: F401  (the families' races, loaded)
+    import explorer.experiments.newton  # noqa: F401
+    import explorer.experiments.pca  # noqa: F401
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    races = [cls for cls in subclasses(Race) if cls.__module__.startswith("explorer.")]
+    assert {cls.__name__ for cls in races} >= {"AdaGradRace", "NewtonRace", "AdaptivePCARace"}
+    assert [cls.__name__ for cls in races if "step" in vars(cls)] == []
+
+
+def test_a_race_times_each_learners_step():
+    """``seconds``: each learner's wall time per round, a moving average; NaN for a learner
+    that has not played a round."""
+    race = Race({"ogd": OGD(2, eta=0.01), "son": SketchedOnlineNewton(2, m=2)}, np.eye(2)[[0, 1, 0]], [1.0, -1.0, 1.0])
+    assert all(np.isnan(v) for v in race.seconds.values())
+    race.step(3)
+    assert all(0 < v < 60 for v in race.seconds.values()), race.seconds
+
+
 def test_record_appends_t_the_measure_and_the_callers_columns():
     race = Race({"ogd": OGD(2, eta=0.01)}, np.eye(2), [1.0, -1.0], measure=lambda race: {"two": 2.0})
     race.step(1, record=False)

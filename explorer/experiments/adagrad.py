@@ -27,7 +27,6 @@ frequent directions*, TPAMI 2022, section 5; Duchi, Hazan & Singer, JMLR 2011):
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
@@ -47,8 +46,6 @@ LOSSES = ("absolute", "squared_hinge")
 """The paper's regression and classification losses (section 5)."""
 FLIP = 0.05
 """The share of flipped labels of the classification task."""
-TIME_DECAY = 0.97
-"""The moving average of the time per round: ``s <- decay s + (1 - decay) seconds``."""
 
 
 def targets(X: np.ndarray, loss: str, seed: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -155,10 +152,7 @@ class AdaGradRace(Race):
         super().__init__(learners, X, y)
         self.ranks = {key: np.zeros(n, dtype=np.int64) for key in SKETCHED}
         """The rank of each sketch after every round (entry t - 1 is after round t)."""
-        self.seconds = {key: np.nan for key in self.names}
-        """Each learner's wall time per round, a moving average (:data:`TIME_DECAY`)."""
         self.shrinks: dict[str, RankShrinkEvent | None] = {key: None for key in SKETCHED}
-        self._clock = time.perf_counter()
         for key in self.names:
             self._listen(key)
 
@@ -175,20 +169,9 @@ class AdaGradRace(Race):
                 self.shrinks[key] = event
                 self.event_times.add(f"shrink {key}", event.t)
                 return
-            now = time.perf_counter()
-            seconds, self._clock = now - self._clock, now
-            previous = self.seconds[key]
-            self.seconds[key] = seconds if np.isnan(previous) else \
-                TIME_DECAY * previous + (1 - TIME_DECAY) * seconds
             if key in self.ranks:
                 self.ranks[key][event.t - 1] = event.rank
         self.add_hook(key, hook)
-
-    def step(self, k: int = 1, *, record: bool = True) -> int:
-        """Play the next ``k`` rows (fewer at the end) on every learner still racing, then
-        record one history point unless told not to (:meth:`explorer.race.Race.step`)."""
-        self._clock = time.perf_counter()  # the first learner's round starts now
-        return super().step(k, record=record)
 
     def tune(self, *, eta: float, delta: float | None) -> None:
         """Give the learners these hot values through their ``with_params``: ``eta`` to
