@@ -11,14 +11,8 @@ nobody sees; a figure scrolled out of view is not drawn until it is back on scre
 draw whose axes keep their ranges moves the traces only (``Plotly.animate`` without
 redraw); any other is a whole ``Plotly.react``.
 
-Measured with ``benchmarks/dashboard_latency.py`` (sketching page, four figures): with
-Panel's Plotly pane the browser spent 54-62 ms per frame in ``Plotly.react``, plus the
-pane's own work (a deep copy of the layout, a ``Plots.resize`` after every redraw;
-holoviz/panel ``models/plotly.ts``); with a whole ``Plotly.react`` of every figure on
-every update the page played at 6.0 updates per second (2026-11-24), the renderer's main
-thread spending 0.13 CPU-seconds per update; with the quick draws and round ranges
-0.06-0.08, and 9.7 updates per second; with each figure's arrays packed in one buffer
-(:class:`PlotlyView`), 12.7 (the benchmark's section in benchmarks/README.md).
+Why each of these (Panel's own Plotly pane, whole redraws, arrays one by one) was dropped,
+and the play rates measured: ``benchmarks/dashboard_latency.py`` in benchmarks/README.md.
 Each figure is a ``role=figure`` named by its text alternative (:func:`~.aria.describe`:
 title, axes, latest values), renewed at most every ``ANNOUNCE_SECONDS`` while the stream plays.
 Tick labels are drawn with ``ticklabeloverflow="allow"``: Plotly's default ("hide past
