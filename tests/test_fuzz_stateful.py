@@ -26,6 +26,7 @@ finite state, state changed on a refusal, other exceptions) for the closing note
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections import Counter, defaultdict
 
@@ -34,7 +35,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer.state import nonfinite_entries, registered_kinds
+from explorer.state import registered_kinds
+from learner_checks import continues_like_a_twin, keeps_working, outcomes
 from stateful_zoo import BATCHES, D, FEEDS, ROUNDS, fed, labels, rows
 from state_checks import same_state, snapshot, tally_report, tamper
 
@@ -57,32 +59,15 @@ def test_every_stateful_class_is_fuzzed():
 
 # -- what every outcome must satisfy ----------------------------------------------------------
 
-def ordinary_rounds(obj, name, seed=11, n=5):
+def ordinary_rounds(obj, name, seed: int, n: int) -> list:
+    """``n`` ordinary rounds of ``obj`` (one call each), from a seeded stream."""
     rng = np.random.default_rng(seed)
-    for x, y in zip(rows(rng, n), labels(rng, n)):
-        ROUNDS[name](obj, x, y)
+    return [functools.partial(ROUNDS[name], obj, x, y) for x, y in zip(rows(rng, n), labels(rng, n))]
 
 
-def continues_like_a_twin(obj, name, before: dict) -> None:
-    """After a refusal, ``obj`` and a fresh copy of its earlier state run alike, to the bit."""
-    twin = type(obj).from_state_dict(before)
-    ordinary_rounds(obj, name)
-    ordinary_rounds(twin, name)
-    assert same_state(snapshot(obj), snapshot(twin)), f"{name} after a refusal differs from its twin"
-
-
-def keeps_working(obj, name) -> None:
-    """An accepted input left a finite state; ordinary rounds then either run (finite state)
-    or are refused cleanly (a learner may have diverged on a legal but wild input)."""
-    assert nonfinite_entries(obj.state_dict()) == [], f"{name}: non-finite state"
-    rng = np.random.default_rng(12)
-    for x, y in zip(rows(rng, 3), labels(rng, 3)):
-        before = snapshot(obj)
-        try:
-            ROUNDS[name](obj, x, y)
-        except ValueError:
-            assert same_state(before, snapshot(obj)), f"{name}: a refused ordinary round changed the state"
-        assert nonfinite_entries(obj.state_dict()) == [], f"{name}: non-finite state"
+def playing(name):
+    """What :func:`learner_checks.continues_like_a_twin` plays on an object and its twin."""
+    return lambda obj: outcomes(ordinary_rounds(obj, name, seed=11, n=5))
 
 
 def check_fd_guarantee(sketch, A: np.ndarray) -> None:
@@ -110,7 +95,7 @@ def attempt(category: str, name: str, obj, call, rows_added=None) -> None:
         if not same_state(before, snapshot(obj)):
             TALLY[category]["state changed on refusal"] += 1
             pytest.fail(f"{name}: a refused call changed the state")
-        continues_like_a_twin(obj, name, before)
+        continues_like_a_twin(obj, before, playing(name))
         return
     except Exception as error:  # the point of the suite: nothing but ValueError
         TALLY[category]["other exception"] += 1
@@ -118,7 +103,7 @@ def attempt(category: str, name: str, obj, call, rows_added=None) -> None:
     TALLY[category]["accepted, finite state"] += 1
     if rows_added is not None and name in ("FrequentDirections", "RobustFrequentDirections"):
         check_fd_guarantee(obj, np.vstack([rows(np.random.default_rng(5), 20), rows_added()]))
-    keeps_working(obj, name)
+    keeps_working(obj, ordinary_rounds(obj, name, seed=12, n=3))
 
 
 # -- extreme and broken rows -----------------------------------------------------------------
@@ -199,7 +184,7 @@ def test_a_tampered_state_is_refused_or_loads_a_working_object(name, data):
         pytest.fail(f"{name}.from_state_dict, {key!r} tampered ({how}): {type(error).__name__}: {error}")
     else:
         TALLY["states"]["accepted, finite state"] += 1
-        keeps_working(loaded, name)
+        keeps_working(loaded, ordinary_rounds(loaded, name, seed=12, n=3))
     live = fed(name)
     attempt("states in place", name, live, lambda: live.load_state_dict(state))
 
@@ -253,4 +238,4 @@ def test_a_constructor_refuses_junk_or_builds_a_working_object(name):
                 TALLY["constructors"]["other exception"] += 1
                 pytest.fail(f"{name}({parameter}={junk!r}): {type(error).__name__}: {error}")
             TALLY["constructors"]["accepted, finite state"] += 1
-            keeps_working(obj, name)
+            keeps_working(obj, ordinary_rounds(obj, name, seed=12, n=3))
