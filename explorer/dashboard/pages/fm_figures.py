@@ -16,6 +16,7 @@ from plotly.subplots import make_subplots
 
 from ...experiments.fm import LEARNER_NAMES
 from ...plots import line_chart
+from ..controls import log_axis
 from ...plots.style import BASELINE_GREY, EXACT_GREY, GFD_HALVES, GUIDE_GREY, HEIGHT, MARGIN, method_color
 
 __all__ = ["metric_figure", "spectra_figure", "spectra_update", "balance_figure", "time_figure",
@@ -73,8 +74,7 @@ def spectra_update(spectra, *, log: bool) -> tuple[dict, dict]:
         for kind in ("sketch", "exact", "band"):
             traces[f"{part} {kind}"] = {"x": x[:values[kind].size], "y": values[kind]}
     dtick = 1 if size <= 12 else 2 if size <= 24 else 5
-    axis = ({"type": "log", "rangemode": "normal", "dtick": 1} if log
-            else {"type": "linear", "rangemode": "tozero", "dtick": None})
+    axis = {**log_axis(log), "rangemode": "normal" if log else "tozero"}
     return traces, {"yaxis": axis, "yaxis2": axis, "xaxis": {"dtick": dtick}, "xaxis2": {"dtick": dtick}}
 
 
