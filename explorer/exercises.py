@@ -30,7 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from explorer import Recorder
 from explorer.adagrad import AdaGrad
+from explorer.fm import SketchedFTRL, progressive
 from explorer.merging import merge
 from explorer.metrics import covariance_error, fd_bound, relative_spectral_error
 from explorer.newton import SketchedOnlineNewton
@@ -118,12 +120,6 @@ def _positive_float(name: str, value) -> float:
             or not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a positive finite number, got {value!r:.60}")
     return float(value)
-
-
-def _boolean(name: str, value) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r:.60}")
-    return bool(value)
 
 
 def _matrices(name: str, value) -> list[np.ndarray]:
@@ -248,6 +244,19 @@ def _ffd_rotation(answer, *, X, Q, y, eta, tau) -> Verdict:
                            f"{_num(regrets[1])} / {_num(regrets[0])}", answer, regrets[1] / regrets[0])
 
 
+def _first_difference(answer, *, X, y, eta, tau) -> Verdict:
+    if len(y) != len(X):
+        raise ValueError(f"y must hold one target per row of X ({len(X)} rows), got {len(y)}")
+    d = X.shape[1]
+    full = AdaGrad(d, variant="full", eta=eta).learn_many(X, y)
+    ffd = AdaGrad(d, variant="ffd", eta=eta, tau=tau).learn_many(X, y)
+    apart = np.abs(ffd - full) > 1e-6 * np.maximum(np.abs(full), np.abs(ffd))
+    first = int(np.argmax(apart)) + 1 if apart.any() else 0
+    return _integer_verdict(f"the first round where ADA-FFD (tau = {tau}, d = {d}) and ADA-FULL "
+                            f"lose more than 1e-6 relative apart (0: never, in {len(X)} rounds)",
+                            answer, [first], first)
+
+
 def _theory_eta(answer, *, X, k) -> Verdict:
     if k >= X.shape[1]:
         raise ValueError(f"k must be below the dimension {X.shape[1]}, got {k}")
@@ -255,6 +264,18 @@ def _theory_eta(answer, *, X, k) -> Verdict:
     eta = pca_theory_settings(len(X), X.shape[1], k, L).eta
     return _number_verdict(f"Theorem 3's eta (T = {len(X)}, n = {X.shape[1]}, k = {k}, "
                            f"L = {_num(L)})", answer, eta)
+
+
+def _positive_q(answer, *, X, y) -> Verdict:
+    if len(y) != len(X) or not np.isin(y, (-1.0, 1.0)).all():
+        raise ValueError(f"y must hold one label, -1 or 1, per row of X ({len(X)} rows)")
+    learner, steps = SketchedFTRL(X.shape[1], loss="logistic"), Recorder(kinds=("step",))
+    handle = learner.add_hook(steps)
+    progressive(learner, X, y.astype(float))
+    handle.remove()
+    positive = int(np.sum(steps.columns("step")["gradient_scale"] > 0))
+    return _number_verdict(f"the fraction of positive q_t = {positive} / {len(y)} rounds "
+                           f"({int(np.sum(y < 0))} labels are -1)", answer, positive / len(y))
 
 
 def _augmented_rank(answer, *, rows) -> Verdict:
@@ -363,6 +384,20 @@ EXERCISES: dict[str, Exercise] = {exercise.key: exercise for exercise in (
         {"X": _matrix, "Q": _matrix, "y": _vector, "eta": _positive_float, "tau": _positive_int},
         _ffd_rotation),
     _exercise(
+        "04.5", "replace None by the first round (counted from 1) in which ADA-FFD with this tau "
+                "loses more than 1e-6 relative away from ADA-FULL (0 if it never does).",
+        "Compare the per-round losses of AdaGrad(d, variant='full', eta=eta) and "
+        "AdaGrad(d, variant='ffd', eta=eta, tau=tau), both learning X_axis once (learn_many).",
+        "full = AdaGrad(d, variant='full', eta=0.03).learn_many(X_axis, y_axis)\n"
+        "ffd = AdaGrad(d, variant='ffd', eta=0.03, tau=50).learn_many(X_axis, y_axis)\n"
+        "apart = np.abs(ffd - full) > 1e-6 * np.maximum(np.abs(full), np.abs(ffd))\n"
+        "answer = int(np.argmax(apart)) + 1 if apart.any() else 0\n"
+        "With tau = 51 the rank 2 tau = 102 of the doubling buffer exceeds d = 100: ADA-FFD "
+        "never has to shrink and plays ADA-FULL. With tau = 50 the buffer fills and the first "
+        "shrink changes H_t: the losses agree to rounding before that round and not after.",
+        {"X": _matrix, "y": _vector, "eta": _positive_float, "tau": _positive_int},
+        _first_difference),
+    _exercise(
         "05.1", "replace None by Theorem 3's eta for the toy stream, with L = the best fixed "
                 "projection's total loss.",
         "T is the number of rows of X, n its dimension; best_fixed_projection(X, k)[1] holds "
@@ -372,6 +407,18 @@ EXERCISES: dict[str, Exercise] = {exercise.key: exercise for exercise in (
         "Compare it with the tuned eta = 1, then rerun the learners with the theory's eta "
         "and alpha: Theorem 3 picks them to guard every interval of any stream with this L.",
         {"X": _matrix, "k": _positive_int}, _theory_eta),
+    _exercise(
+        "06.1", "replace None by the fraction of rounds whose q_t is positive.",
+        "Record the 'step' events of SketchedFTRL(d, loss='logistic') with a Recorder while "
+        "progressive(...) learns the stream; q_t is their gradient_scale column.",
+        "X, y = explorer.streams.breast_cancer()\n"
+        "X = X / np.linalg.norm(X, axis=1, keepdims=True)\n"
+        "learner, steps = SketchedFTRL(X.shape[1], loss='logistic'), Recorder(kinds=('step',))\n"
+        "learner.add_hook(steps); progressive(learner, X, y)\n"
+        "answer = np.mean(steps.columns('step')['gradient_scale'] > 0)\n"
+        "The logistic loss log(1 + exp(-y z)) has derivative q = -y / (1 + exp(y z)): its "
+        "sign is the sign of -y whatever z is, so q_t > 0 exactly in the rounds labelled -1.",
+        {"X": _matrix, "y": _vector}, _positive_q),
     _exercise(
         "06.3", "replace None by the number of dimensions the augmented rows a_hat_t span.",
         "Stack augment(a_t) for the rows you use (or append a column of ones to them) and "

@@ -14,15 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from explorer import merge
+from explorer import Recorder, merge
 from explorer.adagrad import AdaGrad
 from explorer.exercises import EXERCISES, RELATIVE_TOLERANCE, Verdict, check_exercise, hint, solution
-from explorer.fm import synthetic_ratings
+from explorer.fm import SketchedFTRL, progressive, synthetic_ratings
 from explorer.metrics import covariance_error, fd_bound, relative_spectral_error
 from explorer.newton import SketchedOnlineNewton
 from explorer.pca import best_fixed_projection, pca_theory_settings
 from explorer.sketch import FrequentDirections, RobustFrequentDirections
-from explorer.streams import (changing_subspace, digits, linear_regression_targets,
+from explorer.streams import (breast_cancer, changing_subspace, digits, linear_regression_targets,
                               low_rank_plus_noise)
 
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
@@ -100,11 +100,31 @@ def ex_04_3(perturb):
     return dict(X=X, Q=Q, y=y, eta=0.03, tau=10), regret[1] / regret[0]
 
 
+def ex_04_5(perturb):
+    namespace = {"np": np, "SEED": SEED, "linear_regression_targets": linear_regression_targets}
+    code = lesson_code("04", "d, T = 100, 800")
+    exec(code[:code.index("GRID")], namespace)
+    X, y = perturb(namespace["X_axis"]), namespace["y_axis"]
+    full = AdaGrad(100, variant="full", eta=0.03).learn_many(X, y)
+    ffd = AdaGrad(100, variant="ffd", eta=0.03, tau=50).learn_many(X, y)
+    apart = np.abs(ffd - full) > 1e-6 * np.maximum(np.abs(full), np.abs(ffd))
+    return dict(X=X, y=y, eta=0.03, tau=50), int(np.argmax(apart)) + 1
+
+
 def ex_05_1(perturb):
     X, _ = changing_subspace(n_segments=3, segment_length=200, n=20, rank=2, seed=SEED)
     X = perturb(X)
     L = best_fixed_projection(X, 2)[1].sum()
     return dict(X=X, k=2), pca_theory_settings(len(X), X.shape[1], 2, L).eta
+
+
+def ex_06_1(perturb):
+    X, y = breast_cancer()
+    X = perturb(X / np.linalg.norm(X, axis=1, keepdims=True))
+    learner, steps = SketchedFTRL(X.shape[1], loss="logistic"), Recorder(kinds=("step",))
+    learner.add_hook(steps)
+    progressive(learner, X, y)
+    return dict(X=X, y=y), float(np.mean(steps.columns("step")["gradient_scale"] > 0))
 
 
 def ex_06_3(perturb):
@@ -138,7 +158,7 @@ def ex_07_3(perturb):
 
 
 STUDENT = {"01.1": ex_01_1, "01.4": ex_01_4, "02.1": ex_02_1, "02.2": ex_02_2, "03.1": ex_03_1,
-           "04.3": ex_04_3, "05.1": ex_05_1, "06.3": ex_06_3, "07.1": ex_07_1, "07.3": ex_07_3}
+           "04.3": ex_04_3, "04.5": ex_04_5, "05.1": ex_05_1, "06.1": ex_06_1, "06.3": ex_06_3, "07.1": ex_07_1, "07.3": ex_07_3}
 
 
 def test_every_exercise_has_a_student_solution_here():
@@ -219,7 +239,7 @@ def checked_keys(lesson: str) -> list[str]:
             for key in CALL.findall("".join(cell["source"]))]
 
 
-@pytest.mark.parametrize("lesson", ["01", "02"])
+@pytest.mark.parametrize("lesson", ["01", "02", "03"])
 def test_every_lesson_checks_its_own_registered_exercises(lesson):
     keys = checked_keys(lesson)
     assert keys, f"lesson {lesson} has no check_exercise cell"
