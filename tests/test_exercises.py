@@ -239,7 +239,7 @@ def checked_keys(lesson: str) -> list[str]:
             for key in CALL.findall("".join(cell["source"]))]
 
 
-@pytest.mark.parametrize("lesson", ["01", "02", "03", "04", "05"])
+@pytest.mark.parametrize("lesson", ["01", "02", "03", "04", "05", "06"])
 def test_every_lesson_checks_its_own_registered_exercises(lesson):
     keys = checked_keys(lesson)
     assert keys, f"lesson {lesson} has no check_exercise cell"
