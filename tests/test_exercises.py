@@ -239,7 +239,14 @@ def checked_keys(lesson: str) -> list[str]:
             for key in CALL.findall("".join(cell["source"]))]
 
 
-@pytest.mark.parametrize("lesson", ["01", "02", "03", "04", "05", "06"])
+ALL_LESSONS = sorted(path.name[:2] for path in LESSONS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def test_the_lessons_are_found():
+    assert len(ALL_LESSONS) >= 7, ALL_LESSONS
+
+
+@pytest.mark.parametrize("lesson", ALL_LESSONS)
 def test_every_lesson_checks_its_own_registered_exercises(lesson):
     keys = checked_keys(lesson)
     assert keys, f"lesson {lesson} has no check_exercise cell"
