@@ -6,7 +6,7 @@
   the certified bounds coherent (``delta_total <= tail_bound``, ``||B||_F^2 <= ||A||_F^2``),
   ``to_bytes`` and back bit-identical, and it keeps working on ordinary rows;
 - :func:`sound_object`: any object :func:`explorer.state.load_state` rebuilt (a sketch as
-  above; every other kind through the stateful suite's ``keeps_working``);
+  above; every other kind through the stateful suite's ``keeps_working_as``);
 - :func:`sound_rows`: the rows a data reader gave (finite, the declared shape);
 - :func:`sound_sketch_of`: a sketch of known rows ``A``, with FD's guarantee on them
   (the stateful suite's ``check_fd_guarantee``) and ``n_seen == A.shape[0]``.
@@ -26,7 +26,7 @@ from explorer.sketch import MAX_SQUARED_MASS, from_bytes
 from explorer.state import nonfinite_entries
 from state_checks import same_state, snapshot
 from stateful_zoo import D
-from test_fuzz_stateful import check_fd_guarantee, keeps_working
+from test_fuzz_stateful import check_fd_guarantee, keeps_working_as
 
 __all__ = ["fingerprint", "files_in", "sound_sketch", "sound_object", "sound_rows", "sound_sketch_of", "load_rows"]
 
@@ -89,7 +89,7 @@ def sound_object(obj) -> None:
     if name in _SKETCH_KINDS:
         sound_sketch(obj)
     elif getattr(obj, "d", D) == D:
-        keeps_working(obj, name)
+        keeps_working_as(obj, name)
     else:
         assert nonfinite_entries(obj.state_dict()) == [], f"{name}: non-finite state"
 

@@ -42,7 +42,7 @@ from fuzz_checks import fingerprint, sound_sketch
 from fuzz_entries import _data_attacks, _scale_extremes, data_samples, sketch_samples
 from fuzz_inputs import Payload, materialize, mutations
 from stateful_zoo import D, FEEDS, ROUNDS, rows
-from test_fuzz_stateful import constructor_arguments, keeps_working
+from test_fuzz_stateful import constructor_arguments, keeps_working_as
 
 __all__ = ["cli_entries", "link_entries", "learner_entries"]
 
@@ -311,7 +311,7 @@ def _learner_accept(obj, value, result, scratch):
     name = value[1]
     assert nonfinite_entries(result.state_dict()) == [], "non-finite state"
     if value[0] != "first row":
-        keeps_working(result, name if name in FEEDS else "SketchedOnlineNewton")
+        keeps_working_as(result, name if name in FEEDS else "SketchedOnlineNewton")
         return
     rng = np.random.default_rng(4)
     accepted = 0

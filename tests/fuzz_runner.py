@@ -28,6 +28,7 @@ import re
 import resource
 import shutil
 import signal
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -148,6 +149,15 @@ def _run_values(tally: _Tally, family) -> None:
     run()
 
 
+def _settle_compiles() -> None:
+    """A compile the warm-up started (numba's, in a background thread) belongs to the warm-up:
+    it ends before the baseline is taken and the address space capped, or its LLVM memory
+    would be charged to whichever input runs beside it."""
+    compiled = sys.modules.get("explorer.newton.compiled")
+    if compiled is not None:
+        compiled.settle(timeout=120.0)
+
+
 def _child(entry_name: str, family_name: str, connection) -> None:
     import fuzz_registry
 
@@ -161,6 +171,7 @@ def _child(entry_name: str, family_name: str, connection) -> None:
         signal.setitimer(signal.ITIMER_REAL, 4 * CALL_SECONDS)
         entry.warm_up(warm)  # lazy imports and caches; the valid sample must be accepted
         signal.setitimer(signal.ITIMER_REAL, 0)
+        _settle_compiles()
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         resource.setrlimit(resource.RLIMIT_AS, (_mapped_bytes() + ADDRESS_GUARD, hard))
         tally = _Tally(entry, root)

@@ -65,6 +65,12 @@ def ordinary_rounds(obj, name, seed: int, n: int) -> list:
     return [functools.partial(ROUNDS[name], obj, x, y) for x, y in zip(rows(rng, n), labels(rng, n))]
 
 
+def keeps_working_as(obj, name) -> None:
+    """``obj`` (a ``name`` from ``FEEDS``) keeps a finite state through three ordinary rounds,
+    each learned or refused with the state bit-identical."""
+    keeps_working(obj, ordinary_rounds(obj, name, seed=12, n=3))
+
+
 def playing(name):
     """What :func:`learner_checks.continues_like_a_twin` plays on an object and its twin."""
     return lambda obj: outcomes(ordinary_rounds(obj, name, seed=11, n=5))
@@ -103,7 +109,7 @@ def attempt(category: str, name: str, obj, call, rows_added=None) -> None:
     TALLY[category]["accepted, finite state"] += 1
     if rows_added is not None and name in ("FrequentDirections", "RobustFrequentDirections"):
         check_fd_guarantee(obj, np.vstack([rows(np.random.default_rng(5), 20), rows_added()]))
-    keeps_working(obj, ordinary_rounds(obj, name, seed=12, n=3))
+    keeps_working_as(obj, name)
 
 
 # -- extreme and broken rows -----------------------------------------------------------------
@@ -184,7 +190,7 @@ def test_a_tampered_state_is_refused_or_loads_a_working_object(name, data):
         pytest.fail(f"{name}.from_state_dict, {key!r} tampered ({how}): {type(error).__name__}: {error}")
     else:
         TALLY["states"]["accepted, finite state"] += 1
-        keeps_working(loaded, ordinary_rounds(loaded, name, seed=12, n=3))
+        keeps_working_as(loaded, name)
     live = fed(name)
     attempt("states in place", name, live, lambda: live.load_state_dict(state))
 
@@ -238,4 +244,4 @@ def test_a_constructor_refuses_junk_or_builds_a_working_object(name):
                 TALLY["constructors"]["other exception"] += 1
                 pytest.fail(f"{name}({parameter}={junk!r}): {type(error).__name__}: {error}")
             TALLY["constructors"]["accepted, finite state"] += 1
-            keeps_working(obj, ordinary_rounds(obj, name, seed=12, n=3))
+            keeps_working_as(obj, name)

@@ -46,7 +46,7 @@ from ..sketch import MAX_SQUARED_MASS, FrequentDirections, RobustFrequentDirecti
 from .curvature import TINY_SQUARED_ROW, SketchCurvature
 from .defaults import FIXED_SHIFT_SKETCHES, MAX_CURVATURE, UNSKETCHED_SAFETY
 
-__all__ = ["AVAILABLE", "enabled", "numpy_only", "wait", "rounds", "COUNTS", "LOSS_CODES", "CompiledRounds"]
+__all__ = ["AVAILABLE", "enabled", "numpy_only", "wait", "settle", "rounds", "COUNTS", "LOSS_CODES", "CompiledRounds"]
 
 #: Whether numba is installed (the compiled path exists at all; imported by the compiling thread).
 try:
@@ -105,6 +105,13 @@ def wait(timeout: float | None = None) -> bool:
         return False
     enabled()
     return _compiler["ready"].wait(timeout) and _compiler["kernel"] is not None
+
+
+def settle(timeout: float | None = None) -> None:
+    """Block until a compile that has started has ended (nothing if none started)."""
+    thread = _compiler["thread"]
+    if thread is not None:
+        thread.join(timeout)
 
 
 def rounds(X: np.ndarray, y: np.ndarray, start: int, losses: np.ndarray, predictions: np.ndarray,
