@@ -35,6 +35,7 @@ from .pages.fm import FactorizationPage
 from .pages.newton import NewtonPage
 from .pages.pca import AdaptivePCAPage
 from .pages.sketching import SketchingPage
+from .predict import Commitments
 from .settings import DEFAULT_DATASET, UPLOAD, URL_NAMES, Settings, apply_query, clean_query
 from .transport import Transport, reason
 from .upload import UploadedData, check_size, parse_upload
@@ -73,6 +74,7 @@ class Dashboard(param.Parameterized):
         self._show_notes()
         self.settings.param.watch(self._settings_changed, [*URL_NAMES, "upload"])
         self.param.watch(self._page_changed, "page")
+        self.prediction = Commitments.of(self)  # each page's prediction, the active one's in the URL
 
     @property
     def active(self) -> Page:
@@ -95,8 +97,7 @@ class Dashboard(param.Parameterized):
         return self.pages[key]
 
     def _show_notes(self) -> None:
-        notes = list(self.pages[self.page].notes) if self.page in self.pages else []
-        self.notes = [*notes, *platform_notes()]
+        self.notes = [*(self.pages[self.page].notes if self.page in self.pages else ()), *platform_notes()]
 
     # -- routing changes --------------------------------------------------------------------
     def _restart(self, page: Page) -> bool:
@@ -218,7 +219,7 @@ class Dashboard(param.Parameterized):
 
     # -- the URL ----------------------------------------------------------------------------
     def sync_url(self, location, problems: tuple[str, ...] = ()) -> None:
-        """Keep settings, page, page options, t and speed in ``location``'s query, both ways.
+        """Keep settings, page, page options, predict, t and speed in ``location``'s query, both ways.
 
         Settings come first (they may restart the stream), t last (it seeks). Every value
         stays in JSON (``learners=["RFD-SON"]``, ``fast=true``): see :func:`keep_json`. A
@@ -235,6 +236,7 @@ class Dashboard(param.Parameterized):
         self._sync(self, ("page",))
         for page in list(self.pages.values()):
             self._sync_page(page)
+        self._sync(self.prediction, ("predict",))  # after page: its range is the page's choices
         self._sync(self.transport, {"shared_t": "t", "speed": "speed"})
         self.add_messages([*problems, *self._past_the_end(asked_t)])  # after: a setting the
         # link changed clears the messages
@@ -250,16 +252,15 @@ class Dashboard(param.Parameterized):
         return []
 
     def url_parameters(self) -> dict[str, list[param.Parameter]]:
-        """Every key a link may carry and the parameters it may set: the settings, ``page``,
-        every page's options (before the page is built), ``t`` and ``speed``."""
-        parameters = {name: [self.settings.param[name]] for name in URL_NAMES}
-        parameters["page"] = [self.param.page]
+        """Every key a link may carry and the parameters it may set: the settings, ``page``, every
+        page's options (before the page is built), ``predict``, ``t`` and ``speed``."""
+        parameters = {**{name: [self.settings.param[name]] for name in URL_NAMES}, "page": [self.param.page]}
         for cls in self.page_classes:
             for name in cls.param:
                 if name not in Page.param and name != "name":
                     parameters.setdefault(name, []).append(cls.param[name])
-        parameters["t"] = [self.transport.param.shared_t]
-        parameters["speed"] = [self.transport.param.speed]
+        parameters.update(predict=[self.prediction.param.predict], t=[self.transport.param.shared_t],
+                          speed=[self.transport.param.speed])
         return parameters
 
     def _clean_search(self, location) -> list[str]:

@@ -25,6 +25,7 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
+from ..predictions import PREDICTIONS
 from .aria import ANNOUNCE_SECONDS, AriaNames, LiveSummary
 from .controls import bind, grid_options
 from .export import csv, filename, script
@@ -33,6 +34,7 @@ from .live import help_text, row
 from .references import reference_links
 from .settings import ALPHA0_CHOICES, ETA_CHOICES, URL_NAMES, Settings
 from .challenges import ChallengesPanel
+from .predict import PredictPanel
 from .opened import OpenedUpdate
 from .symbols import annotate, annotate_views, symbols_panel
 from .transport import Transport
@@ -318,7 +320,10 @@ def _tabs(app) -> pn.Tabs:
                 symbols = symbols_panel(app.active)
                 opened = OpenedUpdate(app.active).panel()  # the next round, taken apart
                 challenges = ChallengesPanel(app.active).panel()  # tasks with a check on the page
-            bodies[key].objects = [symbols, views, opened, challenges]
+                # a question answered before playing, revealed at the end (in the URL: ?predict=)
+                predict = (PredictPanel(app.active, app.prediction).panel()
+                           if app.active.key in PREDICTIONS else pn.Column())
+            bodies[key].objects = [symbols, views, opened, predict, challenges]
     show(app.page)
     tabs = pn.Tabs(*[(titles[key], bodies[key]) for key in keys], active=keys.index(app.page),
                    sizing_mode="stretch_width", dynamic=False, stylesheets=[TAB_HEADERS_WRAP])
