@@ -323,7 +323,7 @@ def _tabs(app) -> pn.Tabs:
                 # a question answered before playing, revealed at the end (in the URL: ?predict=)
                 predict = (PredictPanel(app.active, app.prediction).panel()
                            if app.active.key in PREDICTIONS else pn.Column())
-            bodies[key].objects = [symbols, views, opened, predict, challenges]
+            bodies[key].objects = [symbols, views, opened, challenges, predict]
     show(app.page)
     tabs = pn.Tabs(*[(titles[key], bodies[key]) for key in keys], active=keys.index(app.page),
                    sizing_mode="stretch_width", dynamic=False, stylesheets=[TAB_HEADERS_WRAP])

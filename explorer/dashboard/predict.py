@@ -210,7 +210,7 @@ class PredictPanel(param.Parameterized):
         answer, numbers = self.prediction.reveal(self.page)
         when, _, values = numbers.partition(": ")
         self.feedback.text = (f"Revealed at {when}. {self.locked_text()} Answer: {answer}. "
-                              f"{self.prediction.gap(self.page, choice)} {values}")
+                              f"{self.prediction.gap(self.page, choice)} {values[:1].upper()}{values[1:]}")
         self.revealed = True
 
     def again(self, *_) -> None:
