@@ -179,7 +179,7 @@ def _page_names() -> list[str]:
     return sorted({name for cls in PAGES for name in cls.param if name not in Page.param and name != "name"})
 
 
-_KEYS = (*URL_NAMES, "page", "t", "speed")
+_KEYS = (*URL_NAMES, "page", "t", "speed", "predict")
 _VALUES = ("", "true", "false", "null", "{", "[", "[1,2]", '"x"', "NaN", "Infinity", "-Infinity", "1e309", "-1",
            "0", "1", "7", "50", "1000", "0.5", "1e-300", "1e300", "9" * 4301, "<script>alert(1)</script>", "%00",
            "sketching", "pca", "newton", "adagrad", "fm", "mnist", "your upload", '["RFD-SON"]', "1" + "0" * 400)
