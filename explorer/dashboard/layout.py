@@ -25,7 +25,6 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
-from ..predictions import PREDICTIONS
 from .aria import ANNOUNCE_SECONDS, AriaNames, LiveSummary
 from .controls import bind, grid_options
 from .export import csv, filename, script
@@ -321,8 +320,7 @@ def _tabs(app) -> pn.Tabs:
                 opened = OpenedUpdate(app.active).panel()  # the next round, taken apart
                 challenges = ChallengesPanel(app.active).panel()  # tasks with a check on the page
                 # a question answered before playing, revealed at the end (in the URL: ?predict=)
-                predict = (PredictPanel(app.active, app.prediction).panel()
-                           if app.active.key in PREDICTIONS else pn.Column())
+                predict = PredictPanel(app.active, app.prediction).panel()
             bodies[key].objects = [symbols, views, opened, challenges, predict]
     show(app.page)
     tabs = pn.Tabs(*[(titles[key], bodies[key]) for key in keys], active=keys.index(app.page),

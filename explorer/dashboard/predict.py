@@ -88,9 +88,11 @@ class Commitments(param.Parameterized):
         self.predict = self.committed.get(page.key, NO_CHOICE)
 
     def _store(self, event) -> None:
-        key = self.active().key
+        self._record(self.active().key, event.new)
+
+    def _record(self, key: str, choice: int) -> None:
         committed = {k: v for k, v in self.committed.items() if k != key}
-        self.committed = committed if event.new == NO_CHOICE else {**committed, key: event.new}
+        self.committed = committed if choice == NO_CHOICE else {**committed, key: choice}
 
     def choice_of(self, key: str) -> int:
         """Page ``key``'s committed choice (-1: none)."""
@@ -101,8 +103,7 @@ class Commitments(param.Parameterized):
         if self.active().key == key:
             self.predict = choice
         else:
-            committed = {k: v for k, v in self.committed.items() if k != key}
-            self.committed = committed if choice == NO_CHOICE else {**committed, key: choice}
+            self._record(key, choice)
 
 
 class ChoiceGroup(JSComponent):
