@@ -155,9 +155,9 @@ def open_son_round(learner: SketchedOnlineNewton, x, y) -> OpenedRound:
 
     ``learner``: a :class:`~explorer.newton.SketchedOnlineNewton` with an FD or RFD sketch
     (RFD-SON, FD-SON); ``x``, ``y``: a row and its label. The learner ends as ``step`` alone
-    leaves it; refusals are ``step``'s. Read: the step record and the learner's public
-    ``u``, ``curvature_weight`` and ``sketch.rows`` (``B`` before and after; ``row`` is the
-    sketched row ``sqrt(mu + eta_t) g_t``).
+    leaves it; refusals are ``step``'s. Read: the step record (with its ``curvature_weight``
+    ``mu + eta_t``) and the learner's public ``u`` and ``sketch.rows`` (``B`` before and
+    after; ``row`` is the sketched row ``sqrt(mu + eta_t) g_t``).
     """
     if not isinstance(learner, SketchedOnlineNewton) or learner.sketch_kind not in ("rfd", "fd"):
         raise ValueError(f"learner must be RFD-SON or FD-SON (a SketchedOnlineNewton with "
@@ -167,7 +167,7 @@ def open_son_round(learner: SketchedOnlineNewton, x, y) -> OpenedRound:
     record = learner.step(x, y)
     x = np.asarray(x, dtype=float)
     g = record.gradient_scale * x
-    weight = learner.curvature_weight(record.t)
+    weight = record.curvature_weight
     parts = [
         Part("w_t^T x_t", record.prediction,
              f"round t = {record.t} of {name} (m = {learner.m}): predict w_t^T x_t = "

@@ -135,7 +135,9 @@ class StepRecord:
     learner's curvature or sketch after the round (the sketched Newton learners give
     condition_number as a :class:`Deferred`, computed when first read); expected_loss: a randomized learner's loss in
     expectation over its own randomness (what regret bounds are about); part_ranks: the
-    occupied rows of ``B+`` and ``B-`` for a learner on a Generalized FD sketch.
+    occupied rows of ``B+`` and ``B-`` for a learner on a Generalized FD sketch;
+    curvature_weight: the sketched Newton learners' ``mu + eta_t``, the weight of this
+    round's gradient in ``H`` (round t adds ``curvature_weight * gradient_scale**2 x x^T``).
     """
 
     kind: ClassVar[str] = "step"
@@ -149,6 +151,7 @@ class StepRecord:
     rank: int | None = None
     expected_loss: float | None = None
     part_ranks: tuple[int, int] | None = None
+    curvature_weight: float | None = None
 
 
 @dataclass(frozen=True)

@@ -335,9 +335,9 @@ def test_shrink_events_carry_the_round_they_happened_in():
 
 @pytest.mark.parametrize("schedule", ["constant", "inverse_t"])
 def test_records_rebuild_the_exact_curvature_through_a_change_of_eta(schedule):
-    """FULL-ON's ``H = alpha0 I + sum_t curvature_weight(t) q_t^2 x_t x_t^T`` from the step
-    records (q_t = gradient_scale), with eta changed by ``with_params`` half way: what the
-    dashboard's exact spectrum is built from."""
+    """FULL-ON's ``H = alpha0 I + sum_t (mu + eta_t) q_t^2 x_t x_t^T`` from the step records
+    alone (q_t = gradient_scale, mu + eta_t = curvature_weight), with eta changed by
+    ``with_params`` half way: what the dashboard's exact spectrum is built from."""
     X, y = classification_stream(n=40, d=5, seed=3)
     learner = SketchedOnlineNewton(5, sketch="full", alpha0=0.5, eta=0.2, eta_schedule=schedule)
     H = 0.5 * np.eye(5)
@@ -345,7 +345,8 @@ def test_records_rebuild_the_exact_curvature_through_a_change_of_eta(schedule):
         if i == 20:
             learner = learner.with_params(eta=2.0)
         rec = learner.step(x, label)
-        H += learner.curvature_weight(rec.t) * rec.gradient_scale ** 2 * np.outer(x, x)
+        assert rec.curvature_weight == learner.curvature_weight(rec.t)
+        H += rec.curvature_weight * rec.gradient_scale ** 2 * np.outer(x, x)
     np.testing.assert_allclose(np.linalg.inv(learner.state_dict()["curvature.inverse"]), H, rtol=1e-9)
 
 

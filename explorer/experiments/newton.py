@@ -243,8 +243,7 @@ class NewtonRace(Race):
                 self.event_times.add(f"shrink {name}", record.t)
             curvature = self.curvatures.get(name)
             if curvature is not None and record.gradient_scale != 0.0:
-                weight = self.learners[name].curvature_weight(record.t)
-                curvature += (weight * record.gradient_scale ** 2) * np.outer(x, x)
+                curvature += (record.curvature_weight * record.gradient_scale ** 2) * np.outer(x, x)
 
     def tune(self, *, eta: float, alpha0: float, eta_schedule: str, adagrad_eta: float) -> None:
         """Give every learner these hot values (through its ``with_params``): ``eta``,

@@ -211,7 +211,7 @@ class SketchedOnlineNewton(CompiledRounds, AutoDefaults, NewtonState, Tunable, O
         """``mu + eta_t``, the weight of round ``t``'s gradient in ``H`` (its row in the
         sketch is ``sqrt(mu + eta_t) g_t``): ``eta_t = eta``, or ``eta / t`` with
         ``eta_schedule="inverse_t"``. With a step record ``rec``, round t added
-        ``curvature_weight(rec.t) * rec.gradient_scale ** 2 * x x^T`` to ``H``.
+        ``rec.curvature_weight * rec.gradient_scale ** 2 * x x^T`` to ``H``.
 
         >>> SketchedOnlineNewton(2, eta=0.5, mu=0.25, eta_schedule="inverse_t").curvature_weight(2)
         0.5
@@ -307,4 +307,5 @@ class SketchedOnlineNewton(CompiledRounds, AutoDefaults, NewtonState, Tunable, O
             return loss, z, None
         return loss, z, self._emit_step(StepRecord(
             t=t, loss=loss, prediction=z, gradient_scale=slope, shrink=shrink, alpha=self.alpha,
-            rank=self._curvature.rank, condition_number=self._curvature.deferred_condition_number()))
+            rank=self._curvature.rank, condition_number=self._curvature.deferred_condition_number(),
+            curvature_weight=self.curvature_weight(t)))
