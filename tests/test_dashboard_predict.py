@@ -64,6 +64,9 @@ def test_the_panel_escapes_its_texts_and_starts_closed():
     panel = PredictPanel(page, prediction=strange)
     column = panel.panel()
     assert panel.shown is False and column[1].visible is False
+    assert column[1].objects == []  # built when first shown
+    panel.shown = True
+    assert column[1].visible is True
     guide, group = column[1][0], column[1][1]
     assert "&lt;b&gt;watch&lt;/b&gt; &amp; see." in guide.object and "<b>" not in guide.object
     assert isinstance(group, ChoiceGroup) and group.legend == "<i>which</i>?"  # set as textContent

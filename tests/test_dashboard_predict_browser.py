@@ -46,6 +46,11 @@ def test_predict_commit_play_and_reveal_by_keyboard_then_axe(server, page):
     page.keyboard.press("Enter")
     group = page.get_by_role("group", name=PREDICTIONS["sketching"].question)
     group.wait_for(timeout=30_000)
+    # built when first opened, yet styled as the page: no design of its own (with the
+    # session's, Bootstrap's stylesheet inside the group drew the legend in 24 px)
+    sizes = group.evaluate("""fieldset => [getComputedStyle(fieldset.querySelector('legend')).fontSize,
+                                          getComputedStyle(fieldset.querySelector('label')).fontSize]""")
+    assert sizes[0] == sizes[1], f"the question's legend is {sizes[0]}, its choices {sizes[1]}"
     tab_to(lambda e: e.get("tag") == "INPUT")  # the first radio of the question
     page.keyboard.press("ArrowDown")
     choices = PREDICTIONS["sketching"].labels

@@ -32,6 +32,7 @@ import param
 from panel.custom import JSComponent
 
 from ..challenges import CHALLENGES, Challenge
+from .controls import collapsible
 from .live import switch
 
 __all__ = ["ChallengesPanel", "ChallengeItem", "FeedbackLine"]
@@ -117,7 +118,4 @@ class ChallengesPanel(param.Parameterized):
 
     def panel(self) -> pn.Column:
         """The toggle, and below it (while pressed) every challenge."""
-        toggle = switch(self.param.shown, "Challenges")
-        body = pn.Column(*(item.panel() for item in self.items), visible=self.param.shown,
-                         sizing_mode="stretch_width")
-        return pn.Column(toggle, body, sizing_mode="stretch_width")
+        return collapsible(self.param.shown, "Challenges", lambda: [item.panel() for item in self.items])

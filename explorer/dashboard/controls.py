@@ -4,6 +4,7 @@
   :class:`~explorer.dashboard.settings.Settings` or of a page): the widget sets the
   parameter, and a change of the parameter from elsewhere (a link, a preset button)
   shows on the widget;
+- :func:`collapsible`: a toggle and the panes it shows, built when first shown;
 - :func:`grid_options`: a choice of meaningful values plus the current one, labelled;
 - :func:`log_axis` and :func:`log_values`: the Plotly axis a "log scale" switch asks
   for, and values such an axis can draw (the others become gaps).
@@ -14,22 +15,26 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 import numpy as np
+import panel as pn
 import param
 
-from .live import finite
+from .live import finite, switch
 
-__all__ = ["bind", "grid_options", "log_axis", "log_values"]
+__all__ = ["bind", "collapsible", "grid_options", "log_axis", "log_values"]
 
 
 def bind(widget, target: param.Parameterized, name: str, *, throttled: bool = False,
-         shown: bool = True, follow: Callable[[object], dict] | None = None):
+         shown: bool = True, follow: Callable[[object], dict] | None = None,
+         attribute: str = "value", read: Callable[[object], object] | None = None):
     """Bind ``widget.value`` and ``target.<name>`` both ways; returns the widget.
 
     Parameters: ``throttled``: the widget sets the parameter on ``value_throttled`` (a
     slider: when released) instead of every ``value``; ``shown``: False binds one way
     only, widget to parameter; ``follow(value)``: the widget parameters to update when
     the parameter changes (e.g. ``{"options": ..., "value": value}`` to add a value off
-    the widget's grid), by default ``widget.value = value``.
+    the widget's grid), by default ``widget.value = value``; ``attribute``: the widget's
+    parameter bound instead of ``value`` (``"active"`` of tabs), with ``read(new)`` the
+    target's value for the widget's (by default the same).
 
     >>> import panel as pn
     >>> class Knobs(param.Parameterized):
@@ -41,13 +46,43 @@ def bind(widget, target: param.Parameterized, name: str, *, throttled: bool = Fa
     >>> knobs.eta = 2.0; box.value
     2.0
     """
-    source = "value_throttled" if throttled else "value"
-    widget.param.watch(lambda event: setattr(target, name, event.new), source)
+    source = "value_throttled" if throttled else attribute
+    read = read or (lambda value: value)
+    widget.param.watch(lambda event: setattr(target, name, read(event.new)), source)
     if shown and follow is None:
-        target.param.watch(lambda event: setattr(widget, "value", event.new), name)
+        target.param.watch(lambda event: setattr(widget, attribute, event.new), name)
     elif shown:
         target.param.watch(lambda event: widget.param.update(**follow(event.new)), name)
     return widget
+
+
+def collapsible(shown: param.Parameter, label: str, build: Callable[[], list]) -> pn.Column:
+    """The toggle ``label`` of the Boolean parameter ``shown`` and below it, while pressed,
+    the panes ``build()`` returns, built when first shown: a closed panel adds one button
+    to the page, not its contents (a larger page costs the browser on every Play frame).
+
+    >>> class Panel(param.Parameterized):
+    ...     shown = param.Boolean(False)
+    >>> box = Panel()
+    >>> column = collapsible(box.param.shown, "More", lambda: [pn.pane.HTML("<p>details</p>")])
+    >>> len(column[1].objects), column[1].visible
+    (0, False)
+    >>> box.shown = True
+    >>> len(column[1].objects), column[1].visible
+    (1, True)
+    """
+    body = pn.Column(visible=shown, sizing_mode="stretch_width")
+
+    def fill(*_) -> None:
+        if getattr(shown.owner, shown.name) and not body.objects:
+            # without a design of their own, as the panes made before the template rendered:
+            # made after it with the session's, each would carry Bootstrap's whole stylesheet
+            # in its shadow root (a legend in 24 px, radios run together)
+            with pn.config.set(design=None):
+                body.objects = list(build())
+    shown.owner.param.watch(fill, shown.name)
+    fill()
+    return pn.Column(switch(shown, label), body, sizing_mode="stretch_width")
 
 
 def grid_options(choices: Iterable[float], value: float) -> dict[str, float]:

@@ -325,10 +325,9 @@ def _tabs(app) -> pn.Tabs:
     show(app.page)
     tabs = pn.Tabs(*[(titles[key], bodies[key]) for key in keys], active=keys.index(app.page),
                    sizing_mode="stretch_width", dynamic=False, stylesheets=[TAB_HEADERS_WRAP])
-    tabs.param.watch(lambda event: setattr(app, "page", keys[event.new]), "active")
-    app.param.watch(lambda event: (show(event.new), setattr(tabs, "active", keys.index(event.new))),
-                    "page")
-    return tabs
+    app.param.watch(lambda event: show(event.new), "page")  # the page's views, then its tab
+    return bind(tabs, app, "page", attribute="active", read=keys.__getitem__,
+                follow=lambda key: {"active": keys.index(key)})
 
 
 TAB_HEADERS_WRAP = ".bk-headers-wrapper { flex-wrap: wrap; }"

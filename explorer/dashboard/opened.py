@@ -26,7 +26,7 @@ import param
 
 from ..anatomy import OpenedRound, can_open, open_round
 from ..plots.anatomy import round_heatmaps
-from .live import switch
+from .controls import collapsible
 
 __all__ = ["next_rounds", "open_next", "parts_html", "OpenedUpdate"]
 
@@ -110,8 +110,6 @@ class OpenedUpdate(param.Parameterized):
 
     def panel(self) -> pn.Column:
         """The toggle, and below it (while pressed) the choice, the steps and the heatmaps."""
-        toggle = switch(self.param.shown, "Open the next update")
-        choice = pn.widgets.Select.from_param(self.param.algorithm, name="Open the next update of")
-        body = pn.Column(choice, self.steps, self.figure_holder, visible=self.param.shown,
-                         sizing_mode="stretch_width")
-        return pn.Column(toggle, body, sizing_mode="stretch_width")
+        return collapsible(self.param.shown, "Open the next update", lambda: [
+            pn.widgets.Select.from_param(self.param.algorithm, name="Open the next update of"),
+            self.steps, self.figure_holder])

@@ -41,7 +41,7 @@ from panel.custom import JSComponent
 
 from ..predictions import PREDICTIONS, Prediction
 from .challenges import FeedbackLine
-from .live import switch
+from .controls import collapsible
 
 __all__ = ["PredictPanel", "Commitments", "ChoiceGroup", "NO_CHOICE"]
 
@@ -240,8 +240,10 @@ class PredictPanel(param.Parameterized):
 
     def panel(self) -> pn.Column:
         """The toggle, and below it (while pressed) the guide, the question, the buttons,
-        the locked prediction and the reveal."""
-        toggle = switch(self.param.shown, "Predict, then play")
+        the locked prediction and the reveal (built when first shown)."""
+        return collapsible(self.param.shown, "Predict, then play", self._body)
+
+    def _body(self) -> list:
         choices = ChoiceGroup(legend=self.prediction.question, options=list(self.prediction.choices(self.page)),
                               value=self.chosen, disabled=self.committed != NO_CHOICE,
                               sizing_mode="stretch_width", margin=(0, 10))
@@ -266,6 +268,4 @@ class PredictPanel(param.Parameterized):
         self.commitments.param.watch(show, "committed")
         guide = pn.pane.HTML(f"<p><strong>What to watch:</strong> {html.escape(self.prediction.guide)}</p>",
                              sizing_mode="stretch_width", margin=(5, 10, 0, 10))
-        body = pn.Column(guide, choices, pn.Row(commit, reveal, again, margin=(0, 5)), locked,
-                         self.feedback, visible=self.param.shown, sizing_mode="stretch_width")
-        return pn.Column(toggle, body, sizing_mode="stretch_width")
+        return [guide, choices, pn.Row(commit, reveal, again, margin=(0, 5)), locked, self.feedback]
