@@ -3,6 +3,7 @@
     python benchmarks/dashboard_latency.py            # ~3 minutes (most of it waiting for cleanup)
     python benchmarks/dashboard_latency.py --quick    # under a minute, no cleanup wait
     python benchmarks/dashboard_latency.py --first-figure   # only the time to each page's first figure
+    python benchmarks/dashboard_latency.py --play           # only playing: one page drawn, three not (~40 s)
 
 The server runs as ``explorer serve`` runs it (``explorer.dashboard.serve``, its own
 process, with ``session_history`` on so ``/rest/session_info`` counts live sessions);
@@ -91,7 +92,7 @@ GAPS_JS = """async (plot, seconds) => {
 }"""
 
 
-def run(quick: bool = False, only_first_figure: bool = False) -> dict:
+def run(quick: bool = False, only_first_figure: bool = False, only_play: bool = False) -> dict:
     chromium = shutil.which("chromium")
     if chromium is None:
         return {"skipped": "Debian chromium is not installed", CORRECTNESS_KEY: True}
@@ -123,15 +124,19 @@ def run(quick: bool = False, only_first_figure: bool = False) -> dict:
             plot.scroll_into_view_if_needed()  # a figure off screen is not redrawn
             plot.evaluate(WATCH_JS)
             step = page.get_by_role("button", name="Step", exact=True)
-            latencies = [plot.evaluate(STEP_JS, step.element_handle()) for _ in range(10 if quick else 40)]
+            latencies = [plot.evaluate(STEP_JS, step.element_handle()) for _ in range(10 if quick or only_play else 40)]
             result["step_to_plot_ms"] = _summary(latencies)
             t_before = _shown_t(page)
             page.get_by_role("button", name="Play", exact=True).click()
-            counted = plot.evaluate(COUNT_JS, 4 if quick else 10)
+            counted = plot.evaluate(COUNT_JS, 4 if quick and not only_play else 10)
             page.get_by_role("button", name="Pause", exact=True).click()
             result["updates_per_second"] = counted["updates"] / counted["seconds"]
             result["rows_per_second"] = (_shown_t(page) - t_before) / counted["seconds"]
             page.close()
+            if only_play:  # for interleaved runs of two checkouts (PYTHONPATH=<other tree>)
+                result["fairness"] = _fairness(browser, server, 3, seconds=10, draw=False)
+                browser.close()
+                return result
             for draw in (False, True):
                 result["fairness_drawn" if draw else "fairness"] = _fairness(
                     browser, server, sessions, seconds=8 if quick else 20, draw=draw)
@@ -399,11 +404,14 @@ def format_results(result: dict) -> str:
         f"(min {lat['min']:.0f}, max {lat['max']:.0f}, n = {lat['n']})",
         f"  playing                {result['updates_per_second']:.1f} plot updates/s, "
         f"{result['rows_per_second']:.1f} rows/s (target: >= 10 updates/s)",
-        f"  server RSS             {result['rss_mb_no_session']:.0f} MB at start, "
-        f"{result['rss_mb_before_sessions']:.0f} MB after the timing session",
-        f"  {result['sessions']} sessions at t = 300  {result['rss_mb_with_sessions']:.0f} MB "
-        f"({result['mb_per_session']:.1f} MB per session; {result['live_sessions_open']} live)",
     ]
+    if "rss_mb_with_sessions" in result:
+        lines += [
+            f"  server RSS             {result['rss_mb_no_session']:.0f} MB at start, "
+            f"{result['rss_mb_before_sessions']:.0f} MB after the timing session",
+            f"  {result['sessions']} sessions at t = 300  {result['rss_mb_with_sessions']:.0f} MB "
+            f"({result['mb_per_session']:.1f} MB per session; {result['live_sessions_open']} live)",
+        ]
     for key, what in (("fairness", "browsers that do not draw"), ("fairness_drawn", "all drawn here")):
         if key in result:
             fair = result[key]
@@ -422,7 +430,7 @@ def format_results(result: dict) -> str:
             f"{result['rss_mb_after_second_close']:.0f} MB closed "
             f"({result['live_sessions_after_second_close']} live)",
         ]
-    else:
+    elif "note" in result:
         lines.append(f"  ({result['note']})")
     return "\n".join(lines)
 
@@ -432,8 +440,9 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", metavar="PATH")
     parser.add_argument("--first-figure", action="store_true", help="only the time to each page's first figure")
+    parser.add_argument("--play", action="store_true", help="only step-to-plot and playing (one session drawn, three not)")
     args = parser.parse_args()
-    outcome = run(quick=args.quick, only_first_figure=args.first_figure)
+    outcome = run(quick=args.quick, only_first_figure=args.first_figure, only_play=args.play)
     print(format_results(outcome))
     if args.json:
         with open(args.json, "w") as out:
