@@ -180,9 +180,9 @@ class LivePlot:
 
     A trace's key is its ``uid`` when set (two traces may share a legend label), else its name.
     An update goes to the browser as given; the validated figure (:attr:`figure`,
-    :meth:`trace`) takes it in when it is read. Validating every array on every update
-    (plotly's setters) was two thirds of a redraw's server time: 6 of 10 ms a Step on the
-    sketching page.
+    :meth:`trace`) takes it in when it is read: validating every array on every update
+    (plotly's setters) was most of a redraw's server time (benchmarks/README.md, "Figures
+    behind the code").
     """
 
     def __init__(self, figure: go.Figure, *, height: int = 340, over_stream: bool = False):
@@ -226,7 +226,7 @@ class LivePlot:
         """The figure with every update so far, validated by plotly."""
         for index, properties in self._pending.items():
             trace = self._figure.data[index]
-            for key, value in properties.items():  # plain assignment: ~3x faster than update()
+            for key, value in properties.items():  # plain assignment: faster than update()
                 setattr(trace, key, value)
         self._pending = {}
         return self._figure

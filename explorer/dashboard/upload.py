@@ -6,7 +6,7 @@ executed or unpickled: CSV and LIBSVM are read as text, line by line; a NumPy ar
 header is read and checked (numbers, at most :data:`MAX_ROWS` x :data:`MAX_COLUMNS`)
 before its data, which is then taken as raw bytes, never through pickle. The limits are
 checked while reading, so an oversized file is refused after its first row too many,
-not after parsing all of it (a 5 MB one-column CSV: 3 ms instead of 2 s and 70 MB).
+not after parsing all of it (figures: benchmarks/README.md, "Figures behind the code").
 
 Every problem (too large, not numeric, ragged, NaN, a pickled array, values so large that
 a sketch's squared norm overflows, ...) raises ``ValueError`` with a message meant for
