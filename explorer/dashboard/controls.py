@@ -59,7 +59,7 @@ def bind(widget, target: param.Parameterized, name: str, *, throttled: bool = Fa
 def collapsible(shown: param.Parameter, label: str, build: Callable[[], list]) -> pn.Column:
     """The toggle ``label`` of the Boolean parameter ``shown`` and below it, while pressed,
     the panes ``build()`` returns, built when first shown: a closed panel adds one button
-    to the page, not its contents (a larger page costs the browser on every Play frame).
+    to the page, not its contents.
 
     >>> class Panel(param.Parameterized):
     ...     shown = param.Boolean(False)

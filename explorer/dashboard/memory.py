@@ -3,8 +3,9 @@ collector's pauses short.
 
 CPython frees a session's objects when Bokeh drops it, but keeps the freed memory in its
 heap for reuse: the server's RSS stayed at its peak after ten sessions closed, though ten
-more sessions reused it without growing (benchmarks/README.md, "Figures behind the code"). :func:`release_soon`, called when a session is destroyed, collects the
-session's reference cycles once Bokeh has let go of it and asks glibc to return free heap
+more sessions reused it without growing (benchmarks/README.md, "Figures behind the
+code"). :func:`release_soon`, called when a session is destroyed, collects the session's
+reference cycles once Bokeh has let go of it and asks glibc to return free heap
 pages (``malloc_trim``; elsewhere only the collection runs).
 
 A full (generation-2) collection walks every tracked object, and a dashboard process holds

@@ -5,8 +5,9 @@ S-FTRL keeps its gradient sum in a :class:`~explorer.sketch.GeneralizedFrequentD
 each, through :meth:`~explorer.sketch.FrequentDirections.insert` with a shrink rule
 from this module: Frequent Directions' shrink of a full buffer, with FD's result
 (docs/algorithms.md section 1), but without LAPACK's SVD of the whole (2m) x (d+1) buffer,
-which would dominate a round at MovieLens's d (benchmarks/README.md, "Figures behind the code"). :class:`PartMemo` keeps what the
-rule needs to know about a part's rows, and reads it back from a state (validated).
+which would dominate a round at MovieLens's d (benchmarks/README.md, "Figures behind the
+code"). :class:`PartMemo` keeps what the rule needs to know about a part's rows, and reads
+it back from a state (validated).
 """
 
 from __future__ import annotations
