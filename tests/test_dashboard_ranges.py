@@ -9,6 +9,7 @@ changes them rarely, or the quick path buys nothing.
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import plotly.graph_objects as go
@@ -16,9 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from explorer.dashboard import live
+from explorer.dashboard.aria import ANNOUNCE_SECONDS
 from explorer.dashboard.live import LivePlot
 from explorer.dashboard.pages import sketching_figures
 from explorer.dashboard.ranges import EMPTY_RANGE, LADDER, axis_ranges, nice_range, ranged_axes
+from explorer.plots import Events, event_marks
 
 finite = st.floats(allow_nan=False, allow_infinity=False)
 
@@ -166,6 +170,37 @@ def test_a_live_plot_sends_its_ranges_only_when_they_change_and_never_its_layout
     assert plot.pane.ranges["xaxis"] == [0.0, 500.0]
     plot.settle()  # the stream stopped: the axes fit the data as at rest
     assert plot.pane.ranges["xaxis"] == [0.0, 350.0] and not plot.growing
+
+
+def test_marks_wait_while_the_stream_grows_and_never_hold_back_the_layout(monkeypatch):
+    """Notes on a figure (``marks=``) are sent at once at rest; while the stream grows, at
+    most every ANNOUNCE_SECONDS (a new layout is a whole redraw in the browser), and the
+    latest at settle(). The page's own layout is never held back with them, and marks that
+    did not change are not re-sent."""
+    clock = [100.0]
+    monkeypatch.setattr(live, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    plot = LivePlot(sketching_figures.alpha_figure())
+    shapes = [event_marks(Events("shrink", "shrinks", np.arange(1.0, end + 1)), upto=end) for end in range(6)]
+    drawn = lambda: [shape["x0"] for shape in plot.pane.layout.get("shapes", ())]  # noqa: E731
+    plot.update({}, marks=shapes[1])  # at rest: at once
+    assert drawn() == [1.0]
+    layout = plot.pane.layout
+    plot.update({}, marks=shapes[1])  # unchanged: not re-sent
+    assert plot.pane.layout is layout
+    plot.growing = True
+    clock[0] += 0.1
+    plot.update({}, marks=shapes[2])  # sent at 100, now 100.1: waits
+    assert plot.pane.layout is layout
+    plot.update({}, layout={"yaxis": {"type": "log"}}, marks=shapes[3])  # the layout goes, the marks wait
+    assert plot.pane.layout["yaxis"]["type"] == "log" and drawn() == [1.0]
+    clock[0] += ANNOUNCE_SECONDS
+    plot.update({}, marks=shapes[4])
+    assert drawn() == [1.0, 2.0, 3.0, 4.0] and plot.pane.layout["yaxis"]["type"] == "log"
+    clock[0] += 0.1
+    plot.update({}, marks=shapes[5])
+    assert drawn() == [1.0, 2.0, 3.0, 4.0]
+    plot.settle()  # the stream stopped: the latest marks
+    assert drawn() == [1.0, 2.0, 3.0, 4.0, 5.0] == [shape.x0 for shape in plot.figure.layout.shapes]
 
 
 def test_a_heatmap_figure_is_never_quick():

@@ -197,6 +197,8 @@ class LivePlot:
         self._values: dict[str, dict] = {}
         self._pending: dict[int, dict] = {}
         self._requested: dict = {}
+        self._marks: dict = {}  # marks not sent yet (the stream grows)
+        self._marked_at = -np.inf
         self._built = [trace.to_plotly_json() for trace in figure.data]
         layout = figure.layout.to_plotly_json()
         self._ranged = ranged_axes(layout, self._built)
@@ -231,8 +233,13 @@ class LivePlot:
         self._pending = {}
         return self._figure
 
-    def update(self, traces: Mapping[str, Mapping], layout: Mapping | None = None) -> None:
-        """Set the given properties (``{"trace key": {"x": ..., "y": ...}}``), then redraw once.
+    def update(self, traces: Mapping[str, Mapping], layout: Mapping | None = None,
+               marks: Mapping | None = None) -> None:
+        """Set the given properties (``{"trace key": {"x": ..., "y": ...}}``) and layout
+        entries, then redraw once. ``marks``, the notes on the figure (a layout patch of
+        :func:`~explorer.plots.event_marks`), is sent at once at rest and at most every
+        ``ANNOUNCE_SECONDS`` while the stream grows, the latest at :meth:`settle`: a new layout
+        is a whole redraw in the browser, and a shrink every few rows cost the play rate.
 
         Nothing is sent when nothing changed: a spectrum between two shrinks is not redrawn
         (one ``Plotly.react`` is tens of milliseconds in a browser that renders in software).
@@ -254,15 +261,20 @@ class LivePlot:
         if changed:
             values, arrays = _packed(self._values)
             changes = {"values": values, **({"arrays": arrays} if arrays_changed else {})}
+        layout, now = dict(layout or {}), time.monotonic()
+        self._marks = self._marks if marks is None else dict(marks)
+        if self._marks and (not self.growing or now - self._marked_at >= ANNOUNCE_SECONDS):
+            layout, self._marks, self._marked_at = {**layout, **self._marks}, {}, now
         relayout = False
-        if layout and layout != self._requested:  # the layout is re-sent only when it changes
+        # the layout is re-sent only when an entry changes
+        if any(key not in self._requested or self._requested[key] != value for key, value in layout.items()):
             # a list (shapes, annotations) replaces the figure's: update_layout would apply a
             # shorter list to the old entries cyclically and keep them all
             self._figure.update_layout({key: value for key, value in layout.items() if not isinstance(value, list)})
             for key, value in layout.items():
                 if isinstance(value, list):
                     self._figure.layout[key] = value
-            self._requested = copy.deepcopy(dict(layout))
+            self._requested.update(copy.deepcopy(layout))
             self._axes = _axis_settings(self._figure.layout.to_plotly_json())
             relayout = True
         moved = self.growing != self._ranged_growing or self.stream_length != self._ranged_length

@@ -197,7 +197,7 @@ class AdaGradPage(Page):
                 values = {key: np.where(y > 0, y, np.nan) for key, y in values.items()}
             self.plots[plot].update({LABELS[key]: {"x": t, "y": values[key], "visible": shown[key]}
                                      for key in LEARNERS},
-                                    layout={"yaxis": axis, **marks} if plot == "regret" else marks)
+                                    layout={"yaxis": axis} if plot == "regret" else None, marks=marks)
         self._update_rank()
         self._update_eigen()
         self.summary.object = self._summary()
@@ -213,7 +213,7 @@ class AdaGradPage(Page):
             "ADA-FD rank (rows kept)": {"x": x, "y": ranks["fd"][begin:end]},
             "2τ: ADA-FFD shrinks here": {"x": ends, "y": np.full(2, float(2 * tau))},
             "τ − 1: rank after a shrink": {"x": ends, "y": np.full(2, float(tau - 1))}},
-            layout=event_marks(Events("shrink", "ADA-FFD shrinks", shrinks[shrinks > begin],
+            marks=event_marks(Events("shrink", "ADA-FFD shrinks", shrinks[shrinks > begin],
                                       figures.LEARNER_COLORS["ffd"]), upto=end))
 
     def _update_eigen(self) -> None:

@@ -199,19 +199,19 @@ class FactorizationPage(Page):
         self.plots["metric"].update(
             {**{name[key]: {"x": t, "y": finite(h[f"metric_{key}"])} for key in LEARNERS},
              figures.BASELINE: {"x": t, "y": finite(h["reference"]), "name": reference}},
-            layout={"yaxis": {"title": {"text": "progressive RMSE" if self.ratings else "progressive AUC"}},
-                    **marks})
+            layout={"yaxis": {"title": {"text": "progressive RMSE" if self.ratings else "progressive AUC"}}},
+            marks=marks)
         self.explain["metric"].object = EXPLAIN["ratings" if self.ratings else "binary"]
         self.plots["balance"].update({
             "rounds → B₊ (q > 0)": {"x": t, "y": finite(h["share_plus"])},
             "rounds → B₋ (q < 0)": {"x": t, "y": finite(h["share_minus"])},
             "mass → B₊": {"x": t, "y": finite(h["mass_plus"])},
             "mass → B₋": {"x": t, "y": finite(h["mass_minus"])}},
-            layout=event_marks(*(Events("shrink", f"B{sub} shrinks", self.race.shrink_times(part),
+            marks=event_marks(*(Events("shrink", f"B{sub} shrinks", self.race.shrink_times(part),
                                         figures.PART_COLORS[part]) for part, sub in (("+", "₊"), ("-", "₋"))),
                                *stopped, upto=self.t, keep=self._balance_guides))
         self.plots["time"].update({name[key]: {"x": t, "y": finite(h[f"time_{key}"])}
-                                   for key in LEARNERS}, layout=marks)
+                                   for key in LEARNERS}, marks=marks)
         self.plots["spectra"].update(*figures.spectra_update(self.race.spectra(self.settings.m),
                                                              log=self.fm_log_spectra))
         self.summary.object = (race_summary(self.race, self.history.last()) + "\n\n"

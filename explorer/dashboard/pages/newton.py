@@ -209,15 +209,15 @@ class NewtonPage(Page):
         stopped = [Events("stopped", f"{name} stopped", [error.t], METHOD_COLORS[name])
                    for name, error in self.race.stopped.items()]
         marks = event_marks(*stopped, upto=self.t)
-        self.plots["loss"].update(lines["loss"], layout={"yaxis": {"title": {"text": title}}, **marks})
+        self.plots["loss"].update(lines["loss"], layout={"yaxis": {"title": {"text": title}}}, marks=marks)
         self._loss_heading.object = "#### " + ("Average loss so far" if average else TITLES["loss"])
-        self.plots["accuracy"].update(lines["accuracy"], layout=marks)
-        self.plots["condition"].update(lines["condition"], layout=marks)
+        self.plots["accuracy"].update(lines["accuracy"], marks=marks)
+        self.plots["condition"].update(lines["condition"], marks=marks)
         shrinks = [Events("shrink", "RFD-SON shrinks", self.race.shrink_times("RFD-SON"), METHOD_COLORS["RFD-SON"])]
         self.plots["alpha"].update({
             "RFD-SON": {"x": t, "y": log_values(h["alpha_rfd"]), "visible": "RFD-SON" in racing},
             ALPHA0_LINE: {"x": t, "y": log_values(h["alpha0"])}},
-            layout=event_marks(*shrinks, *stopped, upto=self.t))
+            marks=event_marks(*shrinks, *stopped, upto=self.t))
         self._update_spectrum()
         self.summary.object = self._summary()
 

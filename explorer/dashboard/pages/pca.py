@@ -197,12 +197,12 @@ class AdaptivePCAPage(Page):
             "best fixed projection": {"x": t, "y": h["loss_best"]},
             "static online PCA": {"x": t, "y": h["loss_static"]},
             "adaptive PCA": {"x": t, "y": h["loss_adaptive"]},
-            figures.SAMPLED: {"x": t, "y": h["loss_sampled"]}}, layout=self._marks(leaders=True))
+            figures.SAMPLED: {"x": t, "y": h["loss_sampled"]}}, marks=self._marks(leaders=True))
         self.plots["overlap"].update({
             "Follow the Leader": {"x": t, "y": h["overlap_ftl"]},
             "best fixed projection": {"x": t, "y": h["overlap_best"]},
             "static online PCA": {"x": t, "y": h["overlap_static"]},
-            "adaptive PCA": {"x": t, "y": h["overlap_adaptive"]}}, layout=shapes)
+            "adaptive PCA": {"x": t, "y": h["overlap_adaptive"]}}, marks=shapes)
         shown = self.heatmap_rows()
         z = np.maximum(self.eigenvalue_log10(self.heatmap_of)[:shown], figures.LOG10_FLOOR)
         what = "all" if shown == d else f"{shown} smallest of"
@@ -219,7 +219,7 @@ class AdaptivePCAPage(Page):
             "floor α/n": {"x": t, "y": np.full(t.size, floor if floor > 0 else np.nan)},
             "capped (adaptive)": {"x": t, "y": h["capped_adaptive"]},
             "capped (static)": {"x": t, "y": h["capped_static"]},
-            "n − k (all that can be)": {"x": t, "y": np.full(t.size, float(d - k))}}, layout=shapes)
+            "n − k (all that can be)": {"x": t, "y": np.full(t.size, float(d - k))}}, marks=shapes)
         self.summary.object = self._summary()
 
     def _marks(self, *, leaders: bool) -> dict:

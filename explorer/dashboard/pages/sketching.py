@@ -134,7 +134,7 @@ class SketchingPage(Page):
             "RFD α (fast)": {"x": t, "y": h["alpha_fast"]},
             "FD: α₀ (fixed)": {"x": t, "y": h["alpha0"]}},
             # the fast run's shrinks only: the exact run shrinks on every row once B is full
-            layout=event_marks(Events("shrink", "shrinks (fast run)", self.sketches.shrink_times("fast"),
+            marks=event_marks(Events("shrink", "shrinks (fast run)", self.sketches.shrink_times("fast"),
                                       method_color("RFD")), upto=self.t))
         self.plots["error"].update({
             **{f"{a.upper()} error ({v})": {"x": t, "y": h[f"error_{a}_{v}"]}
