@@ -105,14 +105,14 @@ EXEMPT = {
     "explorer.dashboard.layout:plain_text": "renders the project's own messages as escaped text",
     "explorer.site_dashboard:source_wheel": "a build step (tools/build_site.py): packs the project's own "
                                             "constant module text (NH3_STAND_IN) into a wheel",
-    "explorer.dashboard.live:explanation": "renders the project's own explanation text",
+    "explorer.dashboard.cells:explanation": "renders the project's own explanation text",
     "explorer.glossary:used_in": "searches a page's text (its notes may quote an upload's label values) for "
                                  "the glossary's fixed patterns, none with a nested quantifier: nothing is "
                                  "parsed, kept or run",
     "explorer.glossary:escape_markdown": "escapes the glossary's own text for a lesson's Markdown",
-    "explorer.dashboard.live:help_text": "renders the project's own help lines, status line and stream shape (no user text)",
-    "explorer.dashboard.live:row": "a layout helper; its params are widget options the code passes",
-    "explorer.dashboard.live:switch": "a widget factory; its parameter and params are the code's own",
+    "explorer.dashboard.cells:help_text": "renders the project's own help lines, status line and stream shape (no user text)",
+    "explorer.dashboard.cells:row": "a layout helper; its params are widget options the code passes",
+    "explorer.dashboard.cells:switch": "a widget factory; its parameter and params are the code's own",
     "explorer.plots.charts:bar_chart": "draws the caller's numbers; text is the chart's own label",
     "explorer.experiments.fm.tasks:movielens_stream": "its data is the bundled MovieLens set, not user input",
     "explorer.fm.data:most_active": "its data is a bundled data set already parsed by the package",

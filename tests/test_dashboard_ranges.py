@@ -172,30 +172,32 @@ def test_a_live_plot_sends_its_ranges_only_when_they_change_and_never_its_layout
     assert plot.pane.ranges["xaxis"] == [0.0, 350.0] and not plot.growing
 
 
-def test_marks_wait_while_the_stream_grows_and_never_hold_back_the_layout(monkeypatch):
-    """Notes on a figure (``marks=``) are sent at once at rest; while the stream grows, at
-    most every ANNOUNCE_SECONDS (a new layout is a whole redraw in the browser), and the
-    latest at settle(). The page's own layout is never held back with them, and marks that
-    did not change are not re-sent."""
+def test_marks_travel_apart_from_the_layout_and_wait_while_the_stream_grows(monkeypatch):
+    """Notes on a figure (``marks=``) go as the pane's ``shapes``, never in its layout (a new
+    layout is a whole Plotly.react; new shapes are redrawn alone): at once at rest; while
+    the stream grows, at most every ANNOUNCE_SECONDS, and the latest at settle(). The page's
+    own layout is never held back with them, and marks that did not change are not re-sent."""
     clock = [100.0]
     monkeypatch.setattr(live, "time", SimpleNamespace(monotonic=lambda: clock[0]))
     plot = LivePlot(sketching_figures.alpha_figure())
     shapes = [event_marks(Events("shrink", "shrinks", np.arange(1.0, end + 1)), upto=end) for end in range(6)]
-    drawn = lambda: [shape["x0"] for shape in plot.pane.layout.get("shapes", ())]  # noqa: E731
-    plot.update({}, marks=shapes[1])  # at rest: at once
-    assert drawn() == [1.0]
+    drawn = lambda: [shape["x0"] for shape in plot.pane.shapes]  # noqa: E731
     layout = plot.pane.layout
+    plot.update({}, marks=shapes[1])  # at rest: at once, the layout untouched
+    assert drawn() == [1.0] and plot.pane.layout is layout
+    sent = plot.pane.shapes
     plot.update({}, marks=shapes[1])  # unchanged: not re-sent
-    assert plot.pane.layout is layout
+    assert plot.pane.shapes is sent
     plot.growing = True
     clock[0] += 0.1
     plot.update({}, marks=shapes[2])  # sent at 100, now 100.1: waits
-    assert plot.pane.layout is layout
+    assert plot.pane.shapes is sent
     plot.update({}, layout={"yaxis": {"type": "log"}}, marks=shapes[3])  # the layout goes, the marks wait
     assert plot.pane.layout["yaxis"]["type"] == "log" and drawn() == [1.0]
+    layout = plot.pane.layout
     clock[0] += ANNOUNCE_SECONDS
     plot.update({}, marks=shapes[4])
-    assert drawn() == [1.0, 2.0, 3.0, 4.0] and plot.pane.layout["yaxis"]["type"] == "log"
+    assert drawn() == [1.0, 2.0, 3.0, 4.0] and plot.pane.layout is layout
     clock[0] += 0.1
     plot.update({}, marks=shapes[5])
     assert drawn() == [1.0, 2.0, 3.0, 4.0]

@@ -62,7 +62,7 @@ def visible_figures(page) -> list[dict]:
 
 
 def heading_sizes(page) -> set[str]:
-    """Font sizes of the plot titles shown (Markdown ``####`` of ``live.plot_cell``)."""
+    """Font sizes of the plot titles shown (Markdown ``####`` of ``cells.plot_cell``)."""
     return set(page.locator("h4").filter(visible=True).evaluate_all(
         "els => els.map(el => getComputedStyle(el).fontSize)"))
 

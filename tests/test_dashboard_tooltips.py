@@ -3,7 +3,7 @@
 Panel shows a button's hover text to its right: the Newton page's learners text covered
 the "fast sketches" switch beside the group, and the PCA page's "Theory setting" text ran
 off the right edge at 1024 px. Both now go above or below their control
-(``explorer.dashboard.live.hint``). The PCA figures' y-axis titles stay inside their
+(``explorer.dashboard.cells.hint``). The PCA figures' y-axis titles stay inside their
 figures at 1024 px.
 
 The server and the helpers are those of ``test_dashboard_browser.py`` (its own server for

@@ -11,7 +11,7 @@ document and the components' open shadow roots and
   panels, not list items;
 * gives every button of a toggle or a button group ``aria-pressed``, its state, kept in
   step with it (a class change is seen at once), and names each button group (``role=group``)
-  after the label above it (:func:`~explorer.dashboard.live.labelled`).
+  after the label above it (:func:`~explorer.dashboard.cells.labelled`).
 
 :func:`describe` words a figure for its ``aria-label`` (title, axes, the latest values) and
 :class:`LiveSummary` is the polite live region that reads out the page's latest step.

@@ -33,7 +33,7 @@ from panel.custom import JSComponent
 
 from ..challenges import CHALLENGES, Challenge
 from .controls import collapsible
-from .live import switch
+from .cells import switch
 
 __all__ = ["ChallengesPanel", "ChallengeItem", "FeedbackLine"]
 

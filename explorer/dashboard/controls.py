@@ -18,7 +18,8 @@ import numpy as np
 import panel as pn
 import param
 
-from .live import finite, switch
+from .cells import switch
+from .live import finite
 
 __all__ = ["bind", "collapsible", "grid_options", "log_axis", "log_values"]
 

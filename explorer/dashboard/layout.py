@@ -29,7 +29,7 @@ from .aria import ANNOUNCE_SECONDS, AriaNames, LiveSummary
 from .controls import bind, grid_options
 from .export import csv, filename, script
 from .keyboard import SHORTCUTS_HELP, Keyboard
-from .live import help_text, row
+from .cells import help_text, row
 from .references import reference_links
 from .settings import ALPHA0_CHOICES, ETA_CHOICES, URL_NAMES, Settings
 from .challenges import ChallengesPanel

@@ -30,15 +30,13 @@ import numpy as np
 import panel as pn
 import param
 import plotly.graph_objects as go
-from bokeh.models import Tooltip
 from panel.custom import JSComponent
 from plotly.basedatatypes import BasePlotlyType
 
 from .aria import ANNOUNCE_SECONDS, describe
 from .ranges import axis_ranges, ranged_axes
 
-__all__ = ["LivePlot", "PlotlyView", "finite", "explanation", "plot_cell", "labelled", "hint", "switch",
-           "row", "plot_grid", "CELL_WIDTH", "HINT_CSS", "TEXT_CSS", "help_text"]
+__all__ = ["LivePlot", "PlotlyView", "finite"]
 
 _PLOTLY_CSS = (Path(pn.__file__).parent / "dist" / "css" / "models" / "plotly.css").read_text()
 
@@ -74,6 +72,9 @@ class PlotlyView(JSComponent):
         "The numeric arrays set since, packed: 'numbers' (one float64 array, each distinct "
         "array once) and 'slices' ({'3': {'y': [start, stop]}})."))
     layout = param.Dict(default={})
+    shapes = param.List(default=None, allow_None=True, doc=(
+        "The notes on the figure (layout shapes, event_marks's) set since it was built, on "
+        "top of the layout's; None: the layout's own. A change redraws the shapes alone."))
     config = param.Dict(default=CONFIG)
     ranges = param.Dict(default={}, doc=(
         "Axis ranges set on top of the layout ({'xaxis': [0, 150]}; None: autorange), "
@@ -106,6 +107,7 @@ class PlotlyView(JSComponent):
       const traces = () => model.data.map((trace, i) => ({...trace, ...model.values[i], ...unpacked(i)}))
       const layout = () => {
         const out = structuredClone(model.layout)
+        if (model.shapes !== null) out.shapes = structuredClone(model.shapes)
         for (const [key, range] of Object.entries(model.ranges)) out[key] = {...out[key], range, autorange: range === null}
         return out
       }
@@ -115,6 +117,7 @@ class PlotlyView(JSComponent):
       // redrawing axes and legend (Plotly.animate without redraw: the same picture,
       // tests/test_dashboard_defects.py); a change of the layout or of a range, Plotly.react
       // (animated, an axis's new tick labels would not move the margins as a redraw does).
+      // New notes alone (shapes) are redrawn by Plotly.relayout, which draws the shapes only.
       // One draw at a time: data that comes during a draw is drawn once it is done (the
       // latest only). Each draw's promise is in window.explorerDrawing until it is done
       // (the frame clock waits for them, layout.FrameClock); graph.draws counts finished draws.
@@ -124,7 +127,8 @@ class PlotlyView(JSComponent):
         drawing.add(done)
         return done
       }
-      let frame = null, onScreen = true, stale = false, relayout = false, rerange = false, busy = false, again = false
+      let frame = null, onScreen = true, stale = false, relayout = false, rerange = false, reshape = false
+      let busy = false, again = false
       let drawnBars = traces().map(d => d.type === "bar" && d.y ? d.y.length : -1).join()
       graph.draws = 0
       const draw = async () => {
@@ -136,10 +140,12 @@ class PlotlyView(JSComponent):
         // Plotly.animate gives bars it adds no fill (drawn black): a new count of bars redraws
         const data = traces(), bars = data.map(d => d.type === "bar" && d.y ? d.y.length : -1).join()
         const full = relayout || rerange || !model.quick || bars !== drawnBars
-        relayout = rerange = false
+        const shapesOnly = reshape && !full
+        relayout = rerange = reshape = false
         drawnBars = bars
         await track(full ? window.Plotly.react(graph, data, layout(), model.config)
                          : window.Plotly.animate(graph, {data, traces: data.map((_, i) => i)}, QUICK))
+        if (shapesOnly) await track(window.Plotly.relayout(graph, {shapes: structuredClone(model.shapes)}))
         graph.draws += 1
         busy = false
         if (again) { again = false; schedule() }
@@ -148,6 +154,7 @@ class PlotlyView(JSComponent):
       model.on(["values", "arrays"], schedule)
       model.on("layout", () => { relayout = true; schedule() })
       model.on("ranges", () => { rerange = true; schedule() })
+      model.on("shapes", () => { reshape = true; schedule() })
       busy = true
       track(window.Plotly.newPlot(graph, traces(), layout(), model.config))
         .then(() => { busy = false; if (again) { again = false; schedule() } })
@@ -197,8 +204,8 @@ class LivePlot:
         self._values: dict[str, dict] = {}
         self._pending: dict[int, dict] = {}
         self._requested: dict = {}
-        self._marks: dict = {}  # marks not sent yet (the stream grows)
-        self._marked_at = -np.inf
+        self._marks: list | None = None  # notes not sent yet (the stream grows)
+        self._marked_at, self._shapes_pending = -np.inf, False
         self._built = [trace.to_plotly_json() for trace in figure.data]
         layout = figure.layout.to_plotly_json()
         self._ranged = ranged_axes(layout, self._built)
@@ -231,15 +238,18 @@ class LivePlot:
             for key, value in properties.items():  # plain assignment: faster than update()
                 setattr(trace, key, value)
         self._pending = {}
+        if self._shapes_pending:
+            self._figure.layout.shapes, self._shapes_pending = self.pane.shapes, False
         return self._figure
 
     def update(self, traces: Mapping[str, Mapping], layout: Mapping | None = None,
                marks: Mapping | None = None) -> None:
         """Set the given properties (``{"trace key": {"x": ..., "y": ...}}``) and layout
-        entries, then redraw once. ``marks``, the notes on the figure (a layout patch of
-        :func:`~explorer.plots.event_marks`), is sent at once at rest and at most every
-        ``ANNOUNCE_SECONDS`` while the stream grows, the latest at :meth:`settle`: a new layout
-        is a whole redraw in the browser, and a shrink every few rows cost the play rate.
+        entries, then redraw once. ``marks``, the notes on the figure
+        (:func:`~explorer.plots.event_marks`'s shapes), replace the layout's shapes; they are
+        redrawn alone (``Plotly.relayout``: a new layout is a whole ``Plotly.react``, which at
+        every shrink cost the play rate), at once at rest and at most every ``ANNOUNCE_SECONDS``
+        while the stream grows, the latest at :meth:`settle`.
 
         Nothing is sent when nothing changed: a spectrum between two shrinks is not redrawn
         (one ``Plotly.react`` is tens of milliseconds in a browser that renders in software).
@@ -261,11 +271,13 @@ class LivePlot:
         if changed:
             values, arrays = _packed(self._values)
             changes = {"values": values, **({"arrays": arrays} if arrays_changed else {})}
-        layout, now = dict(layout or {}), time.monotonic()
-        self._marks = self._marks if marks is None else dict(marks)
-        if self._marks and (not self.growing or now - self._marked_at >= ANNOUNCE_SECONDS):
-            layout, self._marks, self._marked_at = {**layout, **self._marks}, {}, now
-        relayout = False
+        self._marks = self._marks if marks is None else [dict(shape) for shape in marks["shapes"]]
+        if self._marks == self.pane.shapes:
+            self._marks = None
+        elif self._marks is not None and (not self.growing or time.monotonic() - self._marked_at >= ANNOUNCE_SECONDS):
+            changes["shapes"], self._marks, self._marked_at = self._marks, None, time.monotonic()
+            self._shapes_pending = True
+        layout, relayout = layout or {}, False
         # the layout is re-sent only when an entry changes
         if any(key not in self._requested or self._requested[key] != value for key, value in layout.items()):
             # a list (shapes, annotations) replaces the figure's: update_layout would apply a
@@ -405,89 +417,3 @@ def _plain(value):
     if isinstance(value, tuple):
         return list(value)
     return value
-
-
-def explanation(text: str) -> pn.pane.Markdown:
-    """The grey lines under a plot's title saying what to look for, as tall as they need:
-    a fixed height cut their last line off under the plot."""
-    return help_text(text, margin=(0, 10), min_height=40, sizing_mode="stretch_width")
-
-
-TEXT_CSS = {"default": ":host(.help-text) { color: #666; } :host(.status-text) { color: #8a4b08; }",
-            "dark": ":host(.help-text) { color: #adb5bd; } :host(.status-text) { color: #ffda6a; }"}
-"""The dashboard's text colours by theme (``pn.config.theme``), one class each: the grey help
-lines (``help-text``: 5.7:1 on white, 7.4:1 on the dark theme's #212529) and the transport's
-status line (``status-text``: 6.8:1 and 11.4:1); WCAG AA asks 4.5:1 of text."""
-
-
-def help_text(text, css_class: str = "help-text", **params) -> pn.pane.Markdown:
-    """A help line in the grey of :data:`TEXT_CSS` (or its ``css_class``) for the session's theme."""
-    return pn.pane.Markdown(text, css_classes=[css_class],
-                            stylesheets=[TEXT_CSS.get(pn.config.theme, TEXT_CSS["default"])], **params)
-
-
-def plot_cell(title: str, explained, plot: "LivePlot", *controls) -> pn.Column:
-    """One cell of a page's grid: the title (with ``controls`` beside it), its explanation
-    (text, or a pane the page keeps to change later), then the plot."""
-    heading = pn.pane.Markdown(f"#### {title}", margin=(0, 10))
-    if controls:
-        heading = row(heading, *controls)
-    if isinstance(explained, str):
-        explained = explanation(explained)
-    plot.title = title
-    return pn.Column(heading, explained, plot.pane, sizing_mode="stretch_width",
-                     styles={"flex": f"1 1 {CELL_WIDTH}px"})
-
-
-CELL_WIDTH = 440
-"""A plot cell's smallest comfortable width (px): two side by side from about 900 px of
-page, one above the other below (a 1024 px laptop with the sidebar open)."""
-
-
-def plot_grid(*cells) -> pn.FlexBox:
-    """The page's plot cells, two per line when there is room, else one (a fixed
-    two-column grid squeezed the plots and their titles into 330 px at 1024 px)."""
-    return pn.FlexBox(*cells, flex_wrap="wrap", sizing_mode="stretch_width")
-
-
-def row(*items, **params) -> pn.Row:
-    """A row of controls that wraps onto the next line instead of running off the page.
-
-    Its children's fixed widths must fit one line: Panel makes a Row's minimum width the
-    sum of them (five 170 px sliders: 850 px, an explicit ``min_width`` is overridden), and
-    the page grows to it although the row wraps. Controls that need not fit go in a
-    wrapping ``pn.FlexBox`` (the PCA page's sliders)."""
-    styles = {"flex-wrap": "wrap", **params.pop("styles", {})}
-    return pn.Row(*items, styles=styles, **{"sizing_mode": "stretch_width", **params})
-
-
-def switch(parameter, label: str, **params) -> pn.widgets.Toggle:
-    """An on/off control for a Boolean ``parameter``: a toggle button whose whole face,
-    label included, switches it (a Checkbox's label is a ``div`` beside the box, and a
-    click on the words "log scale" did nothing); pressed means on."""
-    return pn.widgets.Toggle.from_param(parameter, name=label, color="primary",
-                                        variant="outline", **params)
-
-
-def labelled(label: str, widget) -> pn.Column:
-    """``widget`` with ``label`` above it, as Panel's other widgets show theirs: a button
-    group shows no label at all (three Newton toggles had none). Its hover text goes above
-    it, over the label (:func:`hint`), never over the control beside it."""
-    return pn.Column(pn.pane.Markdown(label, margin=(0, 5), styles={"font-size": "0.9em"}),
-                     hint(widget, "above"), margin=0)
-
-
-def hint(widget, attachment: str = "below"):
-    """``widget`` (a button or button group) with its hover text (``description``) centred
-    ``attachment`` ("above" or "below") it, at most 300 px wide and transparent to the
-    mouse: a click where it shows reaches the control under it. (Panel puts it to the
-    right, over the next control, and a long one runs off the page.)"""
-    if isinstance(widget.description, str) and hasattr(widget, "description_delay"):
-        position = "top_center" if attachment == "above" else "bottom_center"
-        widget.description = Tooltip(content=widget.description, position=position,
-                                     attachment=attachment, stylesheets=[HINT_CSS])
-    return widget
-
-
-HINT_CSS = ":host { white-space: normal; max-width: 300px; pointer-events: none; }"
-"""The stylesheet of a :func:`hint`: wrapped at 300 px, never the target of a click."""

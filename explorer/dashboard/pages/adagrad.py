@@ -40,7 +40,8 @@ from ...experiments.adagrad import FULL_MAX_D, LOSSES, AdaGradRace
 from ...plots import MARKS_SHOWN, Events, event_marks
 from ...streams import binary_labels
 from ..controls import bind, log_axis, log_values
-from ..live import LivePlot, finite, help_text, labelled, plot_cell, plot_grid, row, switch
+from ..cells import help_text, labelled, plot_cell, plot_grid, row, switch
+from ..live import LivePlot, finite
 from ..page import Page
 from . import adagrad_figures as figures
 

@@ -44,7 +44,8 @@ from ...experiments.fm import (BINARY, DIVERGED, LEARNER_NAMES, LEARNERS, MOVIEL
 from ...plots import MARKS_SHOWN, Events, event_marks
 from ...run import lead_since
 from ..controls import bind, grid_options
-from ..live import LivePlot, explanation, finite, help_text, labelled, plot_cell, plot_grid, switch
+from ..cells import explanation, help_text, labelled, plot_cell, plot_grid, switch
+from ..live import LivePlot, finite
 from ..page import Page
 from . import fm_figures as figures
 
@@ -184,7 +185,7 @@ class FactorizationPage(Page):
         self.param.watch(lambda event: synthetic(event.new), "fm_task")
         log = switch(self.param.fm_log_spectra, "log spectra", align="end", margin=(0, 10, 12, 10))
         self.param.watch(lambda *_: self._update_views(), ["fm_log_spectra"])
-        # a FlexBox wraps: a Row's minimum width is the sum of its children's (see live.row)
+        # a FlexBox wraps: a Row's minimum width is the sum of its children's (see cells.row)
         return pn.FlexBox(task, *sliders.values(), labelled("S-FTRL sketch ↻", variant),
                           ogd, log, sizing_mode="stretch_width")
 

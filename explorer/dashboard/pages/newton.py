@@ -42,7 +42,8 @@ from ...experiments.newton import (KEYS, LABEL_SPACES, LEARNERS, ORACLE_MAX_D, S
 from ...run import lead_since
 from ...streams import binary_labels
 from ..controls import log_values
-from ..live import LivePlot, finite, help_text, labelled, plot_cell, plot_grid, row, switch
+from ..cells import help_text, labelled, plot_cell, plot_grid, row, switch
+from ..live import LivePlot, finite
 from ...plots import MARKS_SHOWN, METHOD_COLORS, Events, event_marks
 from ..page import Page
 from . import newton_figures as figures

@@ -42,7 +42,8 @@ from ...experiments.pca import DENSITY_LEARNERS, AdaptivePCARace, toy_stream
 from ...plots import MARKS_SHOWN, Events, event_marks
 from ...plots.style import HEIGHT
 from ..controls import bind, log_values
-from ..live import LivePlot, finite, help_text, hint, plot_cell, plot_grid, row
+from ..cells import help_text, hint, plot_cell, plot_grid, row
+from ..live import LivePlot, finite
 from ..page import Page
 from . import pca_figures as figures
 
@@ -260,7 +261,7 @@ SLIDER_WIDTH = 170
 """Px: room for the longest label and its value ("segment length ↻: 1000"); the knobs wrap
 onto a second line when five do not fit (a FlexBox: Panel gives a Row the sum of its
 children's fixed widths as its minimum, which pushed the page off-screen; see
-:func:`~..live.row`). Stretched, five sliders shared 1024 px and a label ran over the
+:func:`~..cells.row`). Stretched, five sliders shared 1024 px and a label ran over the
 next one."""
 
 

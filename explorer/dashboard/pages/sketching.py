@@ -19,7 +19,8 @@ import param
 from ...experiments.sketching import SKETCH_VARIANTS, SketchComparison
 from ...plots import MARKS_SHOWN, Events, event_marks, method_color
 from ..controls import log_axis
-from ..live import LivePlot, finite, labelled, plot_cell, plot_grid, row, switch
+from ..cells import labelled, plot_cell, plot_grid, row, switch
+from ..live import LivePlot, finite
 from ..page import Page
 from . import sketching_figures as figures
 
