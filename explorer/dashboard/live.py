@@ -274,7 +274,7 @@ class LivePlot:
         self._marks = self._marks if marks is None else [dict(shape) for shape in marks["shapes"]]
         if self._marks == self.pane.shapes:
             self._marks = None
-        elif self._marks is not None and (not self.growing or time.monotonic() - self._marked_at >= ANNOUNCE_SECONDS):
+        elif self._marks is not None and self._due(self._marked_at):
             changes["shapes"], self._marks, self._marked_at = self._marks, None, time.monotonic()
             self._shapes_pending = True
         layout, relayout = layout or {}, False
@@ -295,10 +295,15 @@ class LivePlot:
         if relayout:
             changes["layout"] = self._figure.layout.to_plotly_json()
         self._undescribed = self._undescribed or changed or relayout
-        if self._undescribed and (not self.growing or time.monotonic() - self._described_at >= ANNOUNCE_SECONDS):
+        if self._undescribed and self._due(self._described_at):
             changes.update(self._described())
         if changes:
             self.pane.param.update(changes)
+
+    def _due(self, since: float) -> bool:
+        """Whether what was last sent at ``since`` (the marks, the text alternative) may go
+        again: at rest at once, while the stream grows every ``ANNOUNCE_SECONDS``."""
+        return not self.growing or time.monotonic() - since >= ANNOUNCE_SECONDS
 
     def _described(self) -> dict:
         """The new ``label`` of the pane, if it changed (at most every ANNOUNCE_SECONDS while growing)."""
