@@ -215,3 +215,21 @@ def test_a_heatmap_figure_is_never_quick():
 def test_the_sketching_figures_are_quick(build):
     """All four figures the play rate is measured on take the quick path."""
     assert LivePlot(build()).pane.quick
+
+
+@pytest.mark.parametrize("template", ["plotly", "plotly_white"])
+def test_a_live_plot_sends_only_the_template_its_figure_reads(template):
+    """The browser gets the template cut to the figure's trace types and 2-D layout
+    defaults (a whole template is applied on every redraw), and the cut keeps the
+    template's own values. (The cut was once merged back into the whole template.)"""
+    import plotly.io as pio
+
+    figure = go.Figure([go.Scatter(name="a", x=[1.0], y=[2.0]), go.Bar(name="b", x=[1.0], y=[1.0])])
+    figure.update_layout(template=template)
+    sent = LivePlot(figure).pane.layout["template"]
+    assert set(sent["data"]) == {"scatter", "bar"}
+    assert set(sent["layout"]) <= set(live.FLAT_TEMPLATE_LAYOUT)
+    whole = pio.templates[template].to_plotly_json()
+    assert sent["layout"]["colorway"] == whole["layout"]["colorway"]
+    assert sent["layout"]["plot_bgcolor"] == whole["layout"]["plot_bgcolor"]
+    assert sent["data"]["bar"] == whole["data"]["bar"]
