@@ -4,8 +4,9 @@ An online learner plays rounds. ``learn(x, y)`` plays one and returns its loss;
 ``step(x, y)`` plays the same round and returns its :class:`~explorer.hooks.StepRecord`
 (``step(x, y).loss == learn(x, y)``, same state after); hooks receive that very record;
 ``learn_many(X, y)`` plays the rows of ``X`` in order and returns their losses (with
-``return_predictions`` also each prediction they were suffered on). Those three are
-written once, in :class:`OnlineLearner`; a family writes its round:
+``return_predictions`` also each prediction they were suffered on); ``progressive(X, y)``
+plays them the same and keeps every round's numbers as a :class:`~explorer.run.History`.
+Those four are written once, in :class:`OnlineLearner`; a family writes its round:
 
 - ``_check_round(x, y)`` / ``_check_rounds(X, y)``: the arguments of its round(s), checked
   (a ``ValueError`` names what is wrong before anything runs);
@@ -26,12 +27,14 @@ x: the prediction overflows; nothing was updated 0 3
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, ClassVar, Iterable
 
 import numpy as np
 
 from .errors import Diverged
 from .hooks import Observable, StepRecord
+from .run import History
 from .state import all_or_nothing
 
 __all__ = ["RoundRefused", "refused", "OnlineLearner", "Rounds"]
@@ -87,6 +90,10 @@ class OnlineLearner(Observable):
 
     last_prediction: float = 0.0
 
+    ROUND_OUTPUTS: ClassVar[dict[str, int]] = {}
+    """What :meth:`progressive` keeps of each round besides its loss and prediction: column
+    (a :class:`~explorer.hooks.StepRecord` field) -> position in ``_round``'s result."""
+
     REFUSALS: ClassVar[tuple[type[BaseException], ...]] = (RoundRefused,)
     """What a round raises having stored nothing, turned into ``Diverged`` by ``_refused``."""
 
@@ -114,6 +121,37 @@ class OnlineLearner(Observable):
         losses, predictions = np.empty(len(rounds)), np.empty(len(rounds))
         self._play_rounds(rounds, losses, predictions)
         return (losses, predictions) if return_predictions else losses
+
+    def progressive(self, X, y=None) -> History:
+        """:meth:`learn_many`'s rounds, each one's numbers kept: a
+        :class:`~explorer.run.History`, one row per round, its columns named as
+        :class:`~explorer.hooks.StepRecord`'s fields: ``t`` (this learner's round),
+        ``prediction`` (learners that make one), ``loss``, the class's
+        :attr:`ROUND_OUTPUTS`, and ``seconds``, the wall time from the loop's start to the
+        end of that round (``["seconds"][-1]`` is the whole loop's). All or nothing, as
+        :meth:`learn_many`; no record is built (no hook is called).
+
+        >>> from explorer import OGD
+        >>> run = OGD(2, eta=0.5).progressive([[1.0, 0.0], [1.0, 0.0]], [1.0, 1.0])
+        >>> run["t"].tolist(), run["prediction"].tolist(), run["loss"].tolist()
+        ([1, 2], [0.0, 0.5], [1.0, 0.5])
+        """
+        rounds = self._check_rounds(X, y)
+        n, t0, outputs = len(rounds), self.t, self.ROUND_OUTPUTS
+        losses, predictions, clock = np.empty(n), np.empty(n), np.empty(n)
+        kept = {name: np.empty(n) for name in outputs}
+        now = time.perf_counter
+
+        def keep(i: int, result: tuple) -> None:
+            for name, position in outputs.items():
+                kept[name][i] = result[position]
+            clock[i] = now()
+
+        start = now()
+        self._play_rounds(rounds, losses, predictions, keep)
+        made = {"prediction": predictions} if self.PREDICTS else {}
+        return History({"t": np.arange(t0 + 1, t0 + n + 1), **made, "loss": losses, **kept,
+                        "seconds": clock - start})
 
     # -- what the protocol runs ---------------------------------------------------------
     def _play(self, arguments: tuple, record: bool) -> tuple:

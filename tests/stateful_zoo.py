@@ -106,13 +106,18 @@ ROUNDS = {
     "VarianceMinSimplex": lambda o, x, y: o.learn(covariance(x)),
 }
 
+_LEARN_MANY = (*_NEWTON, "AdaGrad", "OGD", "Adam", "AdaLR", "RadaGrad")
+
 BATCHES = {
     **{name: (lambda o, X, y: o.extend(X)) for name in _SKETCHES},
     "GeneralizedFrequentDirections": lambda o, X, y: o.extend(X, y),
-    **{name: (lambda o, X, y: o.learn_many(X, y)) for name in (*_NEWTON, "AdaGrad", "OGD", "Adam",
-                                                                      "AdaLR", "RadaGrad")},
+    **{name: (lambda o, X, y: o.learn_many(X, y)) for name in _LEARN_MANY},
     **{name: (lambda o, X, y: progressive(o, X, y)) for name in ("SketchedFTRL", "FTRLFM", "OGDFM", "OCGFM")},
 }
+
+KEPT_BATCHES = {name: (lambda o, X, y: o.progressive(X, y)) for name in _LEARN_MANY}
+"""The protocol's other batch call, ``progressive``, for the learners whose ``BATCHES`` entry
+is ``learn_many`` (the factorization machines' entry is ``progressive`` already)."""
 
 
 def fed(name, n=20, seed=5):

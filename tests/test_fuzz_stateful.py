@@ -6,7 +6,7 @@ four categories of attack, each run by hypothesis under a time limit (a hang fai
 - **rounds**: one call (``update``/``learn``) with an extreme or broken row or label:
   NaN, inf, 1e+-300, subnormals, a whole row scaled by 10^-320 .. 10^320, wrong shapes,
   strings, complex numbers, zero rows, labels out of range;
-- **batches**: the class's batch call (``extend``, ``learn_many``, ``progressive``) with one
+- **batches**: the class's batch calls (``extend``, ``learn_many``, ``progressive``) with one
   such row among ordinary ones (all or nothing);
 - **states**: a tampered state dict (NaN, inf, huge or negative values, a missing key, a
   wrong shape, a string or a bool in place of a number, another class's kind), loaded both
@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 
 from explorer.state import registered_kinds
 from learner_checks import continues_like_a_twin, keeps_working, outcomes
-from stateful_zoo import BATCHES, D, FEEDS, ROUNDS, fed, labels, rows
+from stateful_zoo import BATCHES, D, FEEDS, KEPT_BATCHES, ROUNDS, fed, labels, rows
 from state_checks import same_state, snapshot, tally_report, tamper
 
 # The library must not leak numpy's overflow/invalid warnings to a student either.
@@ -148,10 +148,12 @@ def test_a_round_on_bad_input_is_refused_cleanly_or_kept_finite(name, case):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("name", sorted(BATCHES))
+@pytest.mark.parametrize("name, batches", [(name, BATCHES) for name in sorted(BATCHES)]
+                         + [(name, KEPT_BATCHES) for name in sorted(KEPT_BATCHES)],
+                         ids=[*sorted(BATCHES), *(f"{name}-progressive" for name in sorted(KEPT_BATCHES))])
 @settings(max_examples=60)
 @given(case=broken_rows(), position=st.integers(0, 3))
-def test_a_batch_with_one_bad_row_is_all_or_nothing(name, case, position):
+def test_a_batch_with_one_bad_row_is_all_or_nothing(name, batches, case, position):
     how, x, label = case
     rng = np.random.default_rng(position)
     X = list(rows(rng, 3))
@@ -163,7 +165,7 @@ def test_a_batch_with_one_bad_row_is_all_or_nothing(name, case, position):
         X = np.array(X, dtype=float) if how not in ("text", "complex") else np.array(X)
     except ValueError:
         pass  # ragged on purpose (a wrong-length row): the call gets the list
-    attempt("batches", name, obj, lambda: BATCHES[name](obj, X, y), rows_added=lambda: X)
+    attempt("batches", name, obj, lambda: batches[name](obj, X, y), rows_added=lambda: X)
 
 
 # -- tampered state files ----------------------------------------------------------------------

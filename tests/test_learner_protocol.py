@@ -147,11 +147,12 @@ def test_a_refusal_is_one_type():
 
 
 def test_one_round_skeleton():
-    """``learn``, ``step`` and ``learn_many`` are written once, in OnlineLearner: no class of
-    any learner of the zoo defines its own (a family writes its round, not the loop)."""
+    """``learn``, ``step``, ``learn_many`` and ``progressive`` are written once, in
+    OnlineLearner: no class of any learner of the zoo defines its own (a family writes its
+    round, not the loop)."""
     own = sorted(f"{cls.__name__}.{method}" for name in LEARNERS
                  for cls in type(fed(name)).__mro__ if cls is not OnlineLearner
-                 for method in ("learn", "step", "learn_many") if method in vars(cls))
+                 for method in ("learn", "step", "learn_many", "progressive") if method in vars(cls))
     assert own == []
 
 
@@ -181,3 +182,30 @@ def test_learn_many_is_a_loop_of_learn(name):
         assert predictions.tolist() == made
     assert isinstance(losses, np.ndarray) and losses.tolist() == expected
     assert_same_state(snapshot(batch), snapshot(looped))
+
+
+@pytest.mark.parametrize("name", LEARNERS)
+def test_progressive_is_learn_many_with_every_round_kept(name):
+    """``progressive`` plays ``learn_many``'s rounds (same losses and predictions, bit for
+    bit, same state after) and keeps, per round, ``t`` and the class's ``ROUND_OUTPUTS``,
+    each equal to the field of that round's ``step`` record, and the loop's clock."""
+    rng = np.random.default_rng(4)
+    inputs = [round_args(name, x, y) for x, y in zip(rows(rng, 12), labels(rng, 12))]
+    kept, batch, stepped = fed(name), fed(name), fed(name)
+    X = np.array([args[0] for args in inputs])
+    y = None if name in UNLABELLED else np.array([args[1] for args in inputs])
+    t0 = kept.t
+    run = kept.progressive(X, y)
+    if batch.PREDICTS:
+        losses, predictions = batch.learn_many(X, y, return_predictions=True)
+        assert run["prediction"].tolist() == predictions.tolist()
+    else:
+        losses = batch.learn_many(X, y)
+        assert "prediction" not in run.names
+    assert run["loss"].tolist() == losses.tolist()
+    assert run["t"].tolist() == list(range(t0 + 1, t0 + 13))
+    assert run.names[-1] == "seconds" and np.all(np.diff(run["seconds"]) >= 0) and run["seconds"][0] >= 0
+    records = [stepped.step(*args) for args in inputs]
+    for column in type(kept).ROUND_OUTPUTS:
+        assert run[column].tolist() == [getattr(record, column) for record in records]
+    assert_same_state(snapshot(kept), snapshot(batch))

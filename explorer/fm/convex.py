@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import time
 
 import numpy as np
 import scipy.linalg
@@ -45,7 +44,6 @@ from ..hooks import StepRecord
 from ..learner import OnlineLearner, RoundRefused, Rounds, refused
 from ..losses import check_label, get_loss
 from ..params import Tunable
-from ..run import History
 from ..state import StateReader
 from .compact import MAX_LABEL, as_fm_row, as_fm_rows, check_labels
 
@@ -88,9 +86,10 @@ class ConvexFM(OnlineLearner, Tunable):
     gradient ``q_t a_hat_t a_hat_t^T``, ``q_t = phi'(z_t)`` (``_update``, the learner's rule):
     :meth:`_round`.
 
-    ``learn(x, y)``, ``step(x, y)`` and ``learn_many(X, y)`` are the protocol's
-    (:class:`~explorer.learner.OnlineLearner`, all or nothing); :meth:`progressive` is
-    ``learn_many`` as a History. ``x``: a dense vector of length d, an ``(indices,
+    ``learn(x, y)``, ``step(x, y)``, ``learn_many(X, y)`` and ``progressive(X, y)`` are the
+    protocol's (:class:`~explorer.learner.OnlineLearner`, all or nothing; ``X`` dense or any
+    scipy.sparse matrix, never densified), ``progressive`` keeping each round's
+    ``gradient_scale`` too (:attr:`ROUND_OUTPUTS`). ``x``: a dense vector of length d, an ``(indices,
     values)`` pair or a scipy.sparse row (:func:`explorer.fm.as_fm_row`); ``y``: a finite
     number (-1 or +1 for the logistic loss). A round's record: ``prediction`` ``z_t``,
     ``gradient_scale`` ``q_t`` (the gradient is ``q_t a_hat a_hat^T``), and for S-FTRL the
@@ -98,6 +97,7 @@ class ConvexFM(OnlineLearner, Tunable):
     A diverging round is a :class:`~explorer.errors.Diverged` (lower eta)."""
 
     HOT = ("eta",)
+    ROUND_OUTPUTS = {"gradient_scale": 3}  # q_t, after (loss, z_t, record) in _round's result
     REFUSALS = (RoundRefused, FloatingPointError)  # numpy's, under np.seterr(all="raise")
     _default_eta = FTRL_DEFAULT_ETA
 
@@ -123,32 +123,6 @@ class ConvexFM(OnlineLearner, Tunable):
         """``z = a_hat^T Theta a_hat`` for a dense or sparse row (the log-odds for "logistic")."""
         idx, val = self._augment(*as_fm_row(x, self.d))
         return self._prediction(idx, val, _ddot(val, val))
-
-    def progressive(self, X, y) -> History:
-        """Play the stream ``(X, y)``: predict each row, then learn it (``learn_many``); the
-        per-round numbers as a :class:`~explorer.run.History` with one row per round, columns
-        named as :class:`~explorer.hooks.StepRecord`'s fields: ``t`` (this learner's round),
-        ``prediction`` ``z_t``, ``loss``, ``gradient_scale`` ``q_t``, and ``seconds``, the
-        wall time of the learning loop from its start to the end of that round (so
-        ``["seconds"][-1]`` is the whole loop's).
-
-        ``X``: a dense array (n x d) or any scipy.sparse matrix (n x d; converted to CSR
-        once, never densified); ``y``: n labels. All or nothing, as ``learn_many``: S-FTRL
-        takes one snapshot of its O(md) state per call; FTRL and OGD keep the entries of
-        ``Theta`` each round overwrote.
-        """
-        rounds = self._check_rounds(X, y)
-        n, t0 = len(rounds), self.t
-        predictions, losses, scales, clock = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
-        now = time.perf_counter
-
-        def keep(i: int, result: tuple) -> None:
-            scales[i], clock[i] = result[3], now()
-
-        start = now()
-        self._play_rounds(rounds, losses, predictions, keep)
-        return History({"t": np.arange(t0 + 1, t0 + n + 1), "prediction": predictions, "loss": losses,
-                        "gradient_scale": scales, "seconds": clock - start})
 
     # -- the protocol's parts (explorer.learner: learn, step, learn_many) ---------------
     def _check_round(self, x, y) -> tuple:

@@ -27,8 +27,9 @@ __all__ = ["SketchedFTRL", "FTRLFM", "OGDFM", "progressive", "LOSS_NAMES", "MAX_
 
 
 def progressive(learner: ConvexFM, X, y) -> History:
-    """Run ``learner`` over the stream ``(X, y)``: predict each row, then learn it
-    (:meth:`SketchedFTRL.progressive`, the same for :class:`FTRLFM` and :class:`OGDFM`).
+    """Run ``learner`` over the stream ``(X, y)``: predict each row, then learn it (the
+    protocol's :meth:`~explorer.learner.OnlineLearner.progressive`, which for these learners
+    keeps each round's ``gradient_scale`` q_t too).
 
     >>> import scipy.sparse
     >>> X = scipy.sparse.csr_array(([1.0, 1.0, 1.0, 1.0], [0, 2, 1, 3], [0, 2, 4]), shape=(2, 4))

@@ -1,7 +1,7 @@
 """The FM race: S-FTRL, full FTRL and OGD in lock step on one stream (:class:`FactorizationRace`).
 
 Luo et al. (KDD 2018; docs/algorithms.md section 6). Each learner plays a chunk of rows at a
-time through its :meth:`~explorer.fm.SketchedFTRL.progressive` (the timed fast path; one-hot
+time through its :meth:`~explorer.learner.OnlineLearner.progressive` (the timed fast path; one-hot
 rows stay sparse); the race keeps what the rounds computed -- each learner's predictions and
 gradient scales ``q_t`` (the :class:`~explorer.run.History` progressive returns: nothing
 is recomputed), its loop time -- plus the exact sums S-FTRL's two halves sketch,
