@@ -21,6 +21,8 @@ TEST_STAMP := $(VENV)/.installed-test
 
 # Packages that carry real data sets, installed with --no-deps because only their data
 # files are read (recbole's own dependencies would pull in torch): MovieLens-100K, Spambase.
+# Then plotly.js's "cartesian" bundle from the npm registry, sha256 pinned, which the
+# dashboard serves in place of Panel's whole plotly.js (explorer/dashboard/bundle.py).
 DATA_PACKAGES := recbole==1.2.1 dmba==0.2.4
 
 # Extra pytest arguments, e.g.  make test PYTEST_ARGS="-x -m 'not browser'"
@@ -80,6 +82,8 @@ $(RUNTIME_STAMP): pyproject.toml Makefile
 	  rm -rf $(VENV); exit 1; }
 	$(PY) -m pip install -e .
 	$(PY) -m pip install --no-deps $(DATA_PACKAGES)
+	$(PY) -c 'import sys; from explorer.dashboard.bundle import main; sys.exit(main())' \
+	  || echo "make: going on without it: the dashboard serves Panel's whole plotly.js"
 	touch $@
 
 # The test extra (pytest, nbval, Playwright, ...) and torch (for the ADA-FD optimizer's

@@ -61,8 +61,8 @@ class PlotlyView(JSComponent):
     each distinct array once: Bokeh sends every array as websocket frames of its own,
     and the sketching page's 44 arrays per update (14 of them the same t) were about 70
     frames. Plotly.js is the copy Panel serves for
-    ``pn.extension("plotly")``, and its stylesheet is Panel's, applied inside this
-    component's shadow root.
+    ``pn.extension("plotly")`` (plotly.js's partial bundle when installed, :mod:`.bundle`),
+    and its stylesheet is Panel's, applied inside this component's shadow root.
     """
 
     data = param.List(default=[])

@@ -8,6 +8,7 @@ minute and a quarter, as users expect (holoviz/panel#1399, #8099). Not much shor
 page whose websocket connects after its session was dropped (a slow, loaded machine)
 gets a session rebuilt without its page, whose styles then point at Panel's CDN.
 It also answers the pages' links to their lessons and docs (:func:`~.references.routes`),
+serves plotly.js's partial bundle when it is installed (:mod:`.bundle`),
 and keeps garbage collection off the sessions' critical path (:mod:`.collector`): what
 start-up made and what each session builds is frozen out of the collector's walks, and a
 closed session's cycles are reclaimed once no session is left to stall.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import panel as pn
 from tornado.ioloop import IOLoop, PeriodicCallback
 
+from . import bundle
 from .app import create_app
 from .collector import FREEZE_EVERY_S, THAW_DELAY_S, SessionCollector
 from .references import routes
@@ -56,7 +58,7 @@ def serve(port: int = 5006, show: bool = True, address: str = "127.0.0.1", *,
     kwargs.setdefault("unused_session_lifetime_milliseconds", UNUSED_SESSION_MS)
     kwargs.setdefault("websocket_max_message_size", MAX_MESSAGE_BYTES)
     kwargs.setdefault("title", "Sketch Explorer")
-    kwargs["extra_patterns"] = [*kwargs.get("extra_patterns", ()), *routes()]
+    kwargs["extra_patterns"] = [*kwargs.get("extra_patterns", ()), *routes(), *bundle.routes()]
     app = create_app
     if freeze:
         collector = SessionCollector()
