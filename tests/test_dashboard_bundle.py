@@ -88,5 +88,3 @@ def test_the_server_answers_panels_plotly_address_with_the_installed_bundle(serv
     else:
         whole = bundle.PANEL_PLOTLY / f"plotly-{bundle.VERSION}.min.js"
         assert served.content == whole.read_bytes()
-
-

@@ -27,6 +27,8 @@ from pathlib import Path
 import panel as pn
 from tornado.web import StaticFileHandler
 
+from ..atomic import write_atomic
+
 __all__ = ["VERSION", "installed_path", "panel_plotly_version", "routes", "fetch", "main", "BundleError"]
 
 PACKAGE = "plotly.js-cartesian-dist-min"
@@ -90,12 +92,11 @@ def tarball_url() -> str:
 
 def fetch(url: str | None = None, target: Path | None = None) -> Path:
     """Download the tarball (``url``, default :func:`tarball_url`), check its pinned sha256,
-    and write its bundle to ``target`` (default :func:`installed_path`) atomically: a
-    temporary file in the same folder, renamed once complete. Anything else raises
+    and write its bundle to ``target`` (default :func:`installed_path`) atomically
+    (:func:`~explorer.atomic.write_atomic`). Anything else raises
     :class:`BundleError` and writes nothing."""
     import io  # only here: serving the dashboard needs none of these
     import tarfile
-    import tempfile
     import urllib.request
 
     url = url or tarball_url()
@@ -112,15 +113,8 @@ def fetch(url: str | None = None, target: Path | None = None) -> Path:
     with tarfile.open(fileobj=io.BytesIO(tarball), mode="r:gz") as archive:
         bundle = archive.extractfile(MEMBER).read()  # the pinned tarball: known to hold it
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, partial = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(bundle)
-        os.chmod(partial, 0o644)  # readable as Panel's own files are
-        os.replace(partial, target)
-    except BaseException:
-        Path(partial).unlink(missing_ok=True)
-        raise
+    write_atomic(target, bundle)
+    os.chmod(target, 0o644)  # readable as Panel's own files are
     return target
 
 
