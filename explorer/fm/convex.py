@@ -89,12 +89,13 @@ class ConvexFM(OnlineLearner, Tunable):
     ``learn(x, y)``, ``step(x, y)``, ``learn_many(X, y)`` and ``progressive(X, y)`` are the
     protocol's (:class:`~explorer.learner.OnlineLearner`, all or nothing; ``X`` dense or any
     scipy.sparse matrix, never densified), ``progressive`` keeping each round's
-    ``gradient_scale`` too (:attr:`ROUND_OUTPUTS`). ``x``: a dense vector of length d, an ``(indices,
-    values)`` pair or a scipy.sparse row (:func:`explorer.fm.as_fm_row`); ``y``: a finite
-    number (-1 or +1 for the logistic loss). A round's record: ``prediction`` ``z_t``,
-    ``gradient_scale`` ``q_t`` (the gradient is ``q_t a_hat a_hat^T``), and for S-FTRL the
-    ``shrink`` it caused, ``rank`` and ``part_ranks`` (occupied rows of ``B+`` and ``B-``).
-    A diverging round is a :class:`~explorer.errors.Diverged` (lower eta)."""
+    ``gradient_scale`` too (:attr:`ROUND_OUTPUTS`). ``x``: a dense vector of length d, an
+    ``(indices, values)`` pair or a scipy.sparse row (:func:`explorer.fm.as_fm_row`);
+    ``y``: a finite number (-1 or +1 for the logistic loss). A round's record:
+    ``prediction`` ``z_t``, ``gradient_scale`` ``q_t`` (the gradient is
+    ``q_t a_hat a_hat^T``), and for S-FTRL the ``shrink`` it caused, ``rank`` and
+    ``part_ranks`` (occupied rows of ``B+`` and ``B-``). A diverging round is a
+    :class:`~explorer.errors.Diverged` (lower eta)."""
 
     HOT = ("eta",)
     ROUND_OUTPUTS = {"gradient_scale": 3}  # q_t, after (loss, z_t, record) in _round's result
