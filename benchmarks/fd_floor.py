@@ -7,7 +7,10 @@ and ``W B`` ((m - 1) x 2m times 2m x d), timed alone on a buffer of the same sha
 rows. Against it, in one process and interleaved (the arm order rotates every repeat):
 
 - ``update``: ``FrequentDirections(d, m, fast=True).update`` row by row (the streaming use:
-  input checks, copying, the shrink's own checks and bookkeeping);
+  input checks, copying, the shrink's own checks and bookkeeping), its shrinks compiled
+  (:func:`explorer.compiled.shrink`: the same library calls without numpy's per-call
+  overhead) when numba is installed, as a user gets them;
+- ``update, numpy``: the same under :func:`explorer.compiled.numpy_only` (the numpy rule);
 - ``extend``: one ``extend`` call on the same rows.
 
 Both arms start from the same warmed-up sketch (2m rows in, one shrink done) and take a
@@ -16,7 +19,7 @@ collection off while timing; the medians of the repeats are kept.
 
 Targets (reported as verdict lines, never enforced): ``update`` within 1.3x the floor at
 d = 1000; ``extend`` never slower than ``update``. Check (exit status): ``extend`` leaves the
-sketch ``update`` leaves, bit for bit, on every timed stream.
+sketch ``update`` leaves, bit for bit, on every timed stream, and so does the numpy rule.
 
 Run ``python benchmarks/fd_floor.py [--quick] [--threads N] [--json PATH]``.
 """
@@ -33,7 +36,7 @@ if str(Path(__file__).resolve().parent) not in sys.path:
 import _common as C  # noqa: E402  (also makes `explorer` importable)
 import numpy as np  # noqa: E402
 
-from explorer import FrequentDirections  # noqa: E402
+from explorer import FrequentDirections, compiled  # noqa: E402
 
 CORRECTNESS_KEY = "all_checks_pass"
 TARGETS = {"update_over_floor_at_d1000": 1.3, "extend_over_update": 1.0}
@@ -80,6 +83,10 @@ def compare(d: int, m: int, *, budget: float, repeats: int, seed: int = 0) -> di
             update(x)
         return C.clock() - began, sk
 
+    def arm_numpy():
+        with compiled.numpy_only():
+            return arm_update()
+
     def arm_extend():
         sk = fresh()
         began = C.clock()
@@ -89,20 +96,22 @@ def compare(d: int, m: int, *, budget: float, repeats: int, seed: int = 0) -> di
     def arm_floor():
         return floor_seconds(buffer, m, n // period), None
 
-    arms = {"update": arm_update, "extend": arm_extend, "floor": arm_floor}
+    arms = {"update": arm_update, "update_numpy": arm_numpy, "extend": arm_extend, "floor": arm_floor}
     times: dict[str, list[float]] = {name: [] for name in arms}
     same = True
     with C.no_gc(collect=True):
         for r in range(repeats):
-            names = list(arms)[r % 3:] + list(arms)[:r % 3]
+            names = list(arms)[r % len(arms):] + list(arms)[:r % len(arms)]
             done = {name: arms[name]() for name in names}
             for name in names:
                 times[name].append(done[name][0] / n)
-            a, b = done["update"][1], done["extend"][1]
-            same &= bool(np.array_equal(a.sketch, b.sketch)) and \
-                (a.n_seen, a.n_shrinks, a.delta_total) == (b.n_seen, b.n_shrinks, b.delta_total)
+            a = done["update"][1]
+            for b in (done["extend"][1], done["update_numpy"][1]):
+                same &= bool(np.array_equal(a.sketch, b.sketch)) and \
+                    (a.n_seen, a.n_shrinks, a.delta_total) == (b.n_seen, b.n_shrinks, b.delta_total)
     us = {name: 1e6 * float(np.median(t)) for name, t in times.items()}
     return {"d": d, "m": m, "rows": n, "update_us": us["update"], "extend_us": us["extend"],
+            "update_numpy_us": us["update_numpy"], "numpy_over_floor": us["update_numpy"] / us["floor"],
             "floor_us": us["floor"], "update_over_floor": us["update"] / us["floor"],
             "extend_over_floor": us["extend"] / us["floor"],
             "extend_over_update": us["extend"] / us["update"], "same_sketch": same}
@@ -125,12 +134,14 @@ def verdicts(configs: list[dict]) -> list[str]:
 def run(*, quick: bool = False, seed: int = 0, progress: bool = True, **overrides) -> dict:
     settings = {**SETTINGS["quick" if quick else "full"], **overrides}
     began = time.perf_counter()
+    shrinks_compiled = compiled.wait()  # every timing on the path a user gets (numpy without numba)
     configs = []
     for d, m in settings["grid"]:
         if progress:
             print(f"  d={d} m={m} ...", file=sys.stderr, flush=True)
         configs.append(compare(d, m, budget=settings["budget"], repeats=settings["repeats"], seed=seed))
     return {"benchmark": "fd_floor", "settings": {k: v for k, v in settings.items() if k != "grid"},
+            "shrinks_compiled": shrinks_compiled,
             "configs": configs, "verdicts": verdicts(configs),
             CORRECTNESS_KEY: all(c["same_sketch"] for c in configs),
             "seconds": time.perf_counter() - began}
@@ -139,10 +150,12 @@ def run(*, quick: bool = False, seed: int = 0, progress: bool = True, **override
 def format_results(result: dict) -> str:
     table = C.table(result["configs"], [
         ("d", "d"), ("m", "m"), ("rows", "rows"), ("floor_us", "floor us/row"),
-        ("update_us", "update us/row"), ("extend_us", "extend us/row"),
-        ("update_over_floor", "update / floor"), ("extend_over_floor", "extend / floor"),
+        ("update_us", "update us/row"), ("update_numpy_us", "numpy rule us/row"), ("extend_us", "extend us/row"),
+        ("update_over_floor", "update / floor"), ("numpy_over_floor", "numpy rule / floor"),
+        ("extend_over_floor", "extend / floor"),
         ("extend_over_update", "extend / update"), ("same_sketch", "same sketch")],
-        "Fast FD against the floor of its shrinks (median of interleaved repeats, CPU time)")
+        "Fast FD against the floor of its shrinks (median of interleaved repeats, CPU time; shrinks "
+        + ("compiled" if result["shrinks_compiled"] else "by the numpy rule: numba is not installed") + ")")
     return table + "\n" + "\n".join(result["verdicts"])
 
 

@@ -167,6 +167,8 @@ def _check_finite_rows(X: np.ndarray, name: str) -> None:
 def as_reals(value, name: str) -> np.ndarray:
     """Real numbers only: strings (even "1.5"), complex numbers and objects are refused
     rather than converted, so nothing is silently dropped (an imaginary part) or parsed."""
+    if type(value) is np.ndarray and value.dtype == np.float64:  # the common case, at no cost
+        return value
     try:
         array = np.asarray(value)
     except (TypeError, ValueError) as error:
@@ -215,9 +217,11 @@ def check_mass(mass_before: float, X: np.ndarray, name: str = "x",
     return float(running[-1]) if running.size else float(mass_before)
 
 
-def check_row_mass(mass_before: float, row: np.ndarray, name: str = "x") -> float:
-    """:func:`check_mass` for one row, at the cost of one dot product (a learner's round)."""
-    mass = mass_before + _ddot(row, row)  # BLAS directly: an overflow gives inf, no warning
+def check_row_mass(mass_before: float, row: np.ndarray, name: str = "x", *, squared: float | None = None) -> float:
+    """:func:`check_mass` for one row, at the cost of one dot product (a learner's round), or
+    none when its ``squared`` norm ``||x||^2`` is known (:func:`as_row_and_norm`'s)."""
+    # BLAS directly: an overflow gives inf, no warning
+    mass = mass_before + (_ddot(row, row) if squared is None else squared)
     if mass <= MAX_SQUARED_MASS:
         return mass
     return check_mass(mass_before, row[None, :], name)  # raises, with the message

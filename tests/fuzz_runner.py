@@ -153,7 +153,7 @@ def _settle_compiles() -> None:
     """A compile the warm-up started (numba's, in a background thread) belongs to the warm-up:
     it ends before the baseline is taken and the address space capped, or its LLVM memory
     would be charged to whichever input runs beside it."""
-    compiled = sys.modules.get("explorer.newton.compiled")
+    compiled = sys.modules.get("explorer.compiled")
     if compiled is not None:
         compiled.settle(timeout=120.0)
 

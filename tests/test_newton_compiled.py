@@ -49,7 +49,7 @@ def kernel_ready(request):
     if not compiled.AVAILABLE:
         pytest.skip("numba is not installed: the compiled path does not exist "
                     "(pip install -e '.[fast]'; the test extra installs it)")
-    assert compiled.wait(240), f"the compiled kernel did not build: {compiled._compiler['error']!r}"
+    assert compiled.wait(240), f"the compiled kernel did not build: {compiled.error()!r}"
 
 
 def close(a, b) -> bool:

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import explorer.sketch.shrink as sketch_module
+from explorer import compiled
 from explorer import (
     FrequentDirections, GeneralizedFrequentDirections, RandomProjectionSketch, RobustFrequentDirections,
 )
@@ -54,9 +55,11 @@ def test_a_huge_row_is_refused_instead_of_wiping_the_sketch():
 
 
 @pytest.mark.parametrize("make", KINDS)
-def test_a_failed_shrink_restores_the_sketch_and_the_next_update_works(make, monkeypatch):
+@pytest.mark.parametrize("path", ["numpy", "compiled"])
+def test_a_failed_shrink_restores_the_sketch_and_the_next_update_works(make, path, monkeypatch):
     """Defect 3: a shrink that raised left the buffer full; every later update then
-    raised IndexError. Now the call is undone and says which row failed."""
+    raised IndexError. Now the call is undone and says which row failed. On the compiled
+    path a failed shrink goes to the numpy rule, which fails here too and says so."""
     rng = np.random.default_rng(1)
     sk = make(5, 3)
     sk.extend(rng.standard_normal((4, 5)))
@@ -65,6 +68,8 @@ def test_a_failed_shrink_restores_the_sketch_and_the_next_update_works(make, mon
         raise np.linalg.LinAlgError("SVD did not converge")
     monkeypatch.setattr(sketch_module, "svd_shrink", broken)
     monkeypatch.setattr(sketch_module, "gram_shrink", broken)
+    monkeypatch.setattr(compiled, "enabled", lambda: path == "compiled")
+    monkeypatch.setattr(compiled, "shrink", lambda *args: (-1, 0.0))  # LAPACK's failure code
     refused_cleanly(sk, lambda: sk.extend(rng.standard_normal((9, 5))), "the shrink failed")
     with pytest.raises(ValueError, match="the shrink failed"):
         for _ in range(9):

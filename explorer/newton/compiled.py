@@ -11,11 +11,9 @@ runs. :func:`rounds` plays it compiled for RFD-SON and FD-SON while no hook list
 FD-SON ``alpha_0``, any refusal) stops the loop before it is touched and goes to the numpy
 round, so refusals, ``state_dict`` and resumes are the rule's own. ``step`` stays numpy.
 
-Switches: without numba (the runtime, Pyodide) or with ``EXPLORER_COMPILED=0``, numpy only;
-:func:`numpy_only` for a block. Compile cost: ``cache=True`` (beside this file, or under the
-user's cache directory in a read-only install), compiled (numba imported too) in a background
-thread at the first round that wants it; rounds take the numpy rule until then (no slider
-move waits). :func:`wait` blocks until it is ready; a process ending sooner waits at exit.
+Switches and compile cost are :mod:`explorer.compiled`'s (re-exported here): numpy only
+without numba or with ``EXPLORER_COMPILED=0``; compiled in a background thread at the first
+round that wants it, the numpy rule playing until then (no slider move waits).
 
 >>> import numpy as np
 >>> from explorer.newton import RFDSON
@@ -32,29 +30,19 @@ directions*, Algorithms 5-6; Lam, Pitrou, Seibert (2015), *Numba*, LLVM-HPC.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import importlib.util
 import math
-import os
-import threading
-from typing import Iterator
 
 import numpy as np
 
+from ..compiled import (AVAILABLE, COUNTS, TINY_SQUARE, dot, enabled, entry, error, factor_solve, finite, jit,
+                        lower_solve, numpy_only, rows_times, settle, shrink, squared_rows, times_rows, wait)
 from ..sketch import MAX_SQUARED_MASS, FrequentDirections, RobustFrequentDirections
 from .curvature import TINY_SQUARED_ROW, SketchCurvature
 from .defaults import FIXED_SHIFT_SKETCHES, MAX_CURVATURE, UNSKETCHED_SAFETY
 
-__all__ = ["AVAILABLE", "enabled", "numpy_only", "wait", "settle", "rounds", "COUNTS", "LOSS_CODES", "CompiledRounds"]
+__all__ = ["AVAILABLE", "enabled", "numpy_only", "wait", "settle", "error", "rounds", "COUNTS", "LOSS_CODES",
+           "CompiledRounds"]
 
-#: Whether numba is installed (the compiled path exists at all; imported by the compiling thread).
-try:
-    AVAILABLE = importlib.util.find_spec("numba") is not None
-except (ImportError, ValueError):  # a module "numba" that is not a package
-    AVAILABLE = False
-#: How many rows the compiled path played ("rows") and how often it was entered ("calls").
-COUNTS = {"rows": 0, "calls": 0}
 #: The sketches whose shrink the kernel plays (FD's own rule; a subclass may change it).
 COMPILED_SHRINKS = (FrequentDirections, RobustFrequentDirections)
 #: The curvature's methods the kernel plays: one replaced on an instance (a test injecting a
@@ -65,53 +53,6 @@ LOSS_CODES = {"squared": 0, "logistic": 1}
 #: Slots of the kernel's scalar arrays (floats: settings and the sketch's mass).
 C_, MU, ETA, SHIFT, MASS, ALPHA0, RAISE, FACE, DELTA_TOTAL, BASE = range(10)
 T, FILLED, N_SEEN, FACTORED, CAPACITY, LOSS, INVERSE_T, CHECK_ALPHA0, N_SHRINKS, SHRINKS, RFD, M = range(12)
-#: A shrink whose largest squared singular value is below this is the numpy rule's (it rescales).
-TINY_SQUARE = 2.0 ** -600
-EPS = float(np.finfo(float).eps)
-
-_switch = {"on": os.environ.get("EXPLORER_COMPILED", "1") != "0"}
-_compiler = {"thread": None, "ready": threading.Event(), "kernel": None, "error": None,
-             "lock": threading.Lock()}
-
-
-def enabled() -> bool:
-    """Whether :func:`rounds` may run: numba installed, not switched off (``EXPLORER_COMPILED=0``,
-    :func:`numpy_only`). Starts the background compile the first time it says True."""
-    if not (AVAILABLE and _switch["on"]):
-        return False
-    if _compiler["thread"] is None:
-        with _compiler["lock"]:
-            if _compiler["thread"] is None:
-                # not a daemon: a process that ends while LLVM compiles waits for it (killed
-                # mid-compile, LLVM's teardown can abort the process) and caches the kernel
-                _compiler["thread"] = threading.Thread(target=_compile, name="explorer-numba", daemon=False)
-                _compiler["thread"].start()
-    return _compiler["ready"].is_set()
-
-
-@contextlib.contextmanager
-def numpy_only() -> Iterator[None]:
-    """A block in which every round takes the numpy rule (the reference)."""
-    before, _switch["on"] = _switch["on"], False
-    try:
-        yield
-    finally:
-        _switch["on"] = before
-
-
-def wait(timeout: float | None = None) -> bool:
-    """Block until the kernel is compiled (or loaded from the cache); True once it is."""
-    if not (AVAILABLE and _switch["on"]):
-        return False
-    enabled()
-    return _compiler["ready"].wait(timeout) and _compiler["kernel"] is not None
-
-
-def settle(timeout: float | None = None) -> None:
-    """Block until a compile that has started has ended (nothing if none started)."""
-    thread = _compiler["thread"]
-    if thread is not None:
-        thread.join(timeout)
 
 
 def rounds(X: np.ndarray, y: np.ndarray, start: int, losses: np.ndarray, predictions: np.ndarray,
@@ -122,7 +63,7 @@ def rounds(X: np.ndarray, y: np.ndarray, start: int, losses: np.ndarray, predict
     returns that row's index. ``u`` (a copy), ``buffer``, ``inner``, ``factor`` are updated
     in place, and ``floats`` / ``ints`` (slots above) hold the scalars before and after."""
     COUNTS["calls"] += 1
-    stop = _compiler["kernel"](X, y, start, losses, predictions, u, buffer, inner, factor, floats, ints)
+    stop = kernel(X, y, start, losses, predictions, u, buffer, inner, factor, floats, ints)
     COUNTS["rows"] += stop - start
     return stop
 
@@ -178,168 +119,11 @@ class CompiledRounds:
         return float(losses[0]), float(predictions[0]), None
 
 
-def _compile() -> None:
-    """Import numba, bind scipy's own BLAS/LAPACK (the routines the numpy rule reaches) by
-    symbol (so the cache can hold the code), compile the functions below (or load them from
-    numba's cache) and publish the kernel; in this background thread, not at import."""
-    try:
-        numba = importlib.import_module("numba")
-        binding = importlib.import_module("llvmlite.binding")
-        address = importlib.import_module("numba.extending").get_cython_function_address
-        space = globals()
-        for name, (module, result, arguments) in _ROUTINES.items():
-            binding.add_symbol(f"explorer_{name}", address(f"scipy.linalg.cython_{module}", name))
-            signature = getattr(numba.types, result)(*[numba.types.voidptr] * arguments)
-            space[f"_{name}"] = numba.types.ExternalFunction(f"explorer_{name}", signature)
-        for name in _JITTED:
-            space[name] = numba.njit(cache=True, nogil=True)(space[name])
-        space["kernel"].compile(_SIGNATURE)
-        space["kernel"].disable_compile()  # another signature would compile in the foreground
-        _compiler["kernel"] = space["kernel"]
-    except Exception as error:  # a broken numba install: numpy only, and say why
-        _compiler["error"] = error
-        _switch["on"] = False
-    _compiler["ready"].set()
-
-
 _SIGNATURE = ("int64(float64[:, ::1], float64[::1], int64, float64[::1], float64[::1], float64[::1], "
               "float64[:, ::1], float64[:, ::1], float64[::1, :], float64[::1], int64[::1])")
-#: The BLAS/LAPACK routines the kernel calls: (module, result type, number of arguments).
-_ROUTINES = {"ddot": ("blas", "float64", 5), "dgemv": ("blas", "void", 11), "dtrsv": ("blas", "void", 8),
-             "dpotrs": ("lapack", "void", 8), "dsyevd": ("lapack", "void", 11),
-             "dsyrk": ("blas", "void", 10), "dgemm": ("blas", "void", 13)}
-#: The functions below, compiled by :func:`_compile` (plain Python until then, never called).
-_JITTED: list[str] = []
-_ddot = _dgemv = _dtrsv = _dpotrs = _dsyevd = _dsyrk = _dgemm = None  # bound by _compile
 
 
-def _jit(function):
-    _JITTED.append(function.__name__)
-    return function
-
-
-#: Constant arguments of the BLAS/LAPACK calls: the flags "T", "N", "L", "V", the scalars 1, 0
-#: and the stride 1; the sizes go through a scratch int32 array ``ws`` (no allocation per call).
-FLAGS, SCALARS, ONE = np.array([84, 78, 76, 86], np.uint8), np.array([1.0, 0.0]), np.array([1], np.int32)
-
-
-@_jit
-def dot(a, b, n, ws):
-    """``a[:n] @ b[:n]`` (numpy: BLAS ddot)."""
-    ws[0] = n
-    return _ddot(ws.ctypes, a.ctypes, ONE.ctypes, b.ctypes, ONE.ctypes)
-
-
-@_jit
-def rows_times(B, v, r, out, ws):
-    """``out[:r] = B[:r] @ v`` (numpy: ddot for one row, else dgemv)."""
-    if r == 1:
-        out[0] = dot(B[0], v, v.size, ws)
-        return
-    ws[0], ws[1] = v.size, r
-    _dgemv(FLAGS.ctypes, ws[0:].ctypes, ws[1:].ctypes, SCALARS.ctypes, B.ctypes,
-           ws[0:].ctypes, v.ctypes, ONE.ctypes, SCALARS[1:].ctypes, out.ctypes, ONE.ctypes)
-
-
-@_jit
-def times_rows(c, B, r, out, ws):
-    """``out = c[:r] @ B[:r]`` (numpy: dgemv)."""
-    ws[0], ws[1] = B.shape[1], r
-    _dgemv(FLAGS[1:].ctypes, ws[0:].ctypes, ws[1:].ctypes, SCALARS.ctypes, B.ctypes,
-           ws[0:].ctypes, c.ctypes, ONE.ctypes, SCALARS[1:].ctypes, out.ctypes, ONE.ctypes)
-
-
-@_jit
-def factor_solve(L, b, r, ws):
-    """``b[:r] <- (L L^T)^{-1} b[:r]`` in place, ``L = L[:r, :r]`` lower (scipy's dpotrs)."""
-    ws[0], ws[1] = r, L.shape[0]
-    _dpotrs(FLAGS[2:].ctypes, ws[0:].ctypes, ONE.ctypes, L.ctypes, ws[1:].ctypes,
-            b.ctypes, ws[0:].ctypes, ws[2:].ctypes)
-
-
-@_jit
-def lower_solve(L, b, n, ws):
-    """``b[:n] <- L[:n, :n]^{-1} b[:n]`` in place, L lower (scipy's dtrsv)."""
-    ws[0], ws[1] = n, L.shape[0]
-    _dtrsv(FLAGS[2:].ctypes, FLAGS[1:].ctypes, FLAGS[1:].ctypes, ws[0:].ctypes, L.ctypes,
-           ws[1:].ctypes, b.ctypes, ONE.ctypes)
-
-
-@_jit
-def finite(v):
-    """Whether every entry of ``v`` is finite (``explorer._validation.all_finite``)."""
-    for value in v:
-        if not math.isfinite(value):
-            return False
-    return True
-
-
-@_jit
-def squared_rows(B, r, out):
-    """``out[:r] = np.einsum("ij,ij->i", B[:r], B[:r])``, summed in numpy's order (two lanes,
-    blocks of eight)."""
-    for i in range(r):
-        x, n, k = B[i], B.shape[1], 0
-        lane0, lane1 = 0.0, 0.0
-        while n - k >= 8:
-            lane0 = x[k] * x[k] + (x[k + 2] * x[k + 2] + (x[k + 4] * x[k + 4]
-                                                        + (x[k + 6] * x[k + 6] + lane0)))
-            lane1 = x[k + 1] * x[k + 1] + (x[k + 3] * x[k + 3] + (x[k + 5] * x[k + 5]
-                                                                  + (x[k + 7] * x[k + 7] + lane1)))
-            k += 8
-        while k < n:
-            lane0 = x[k] * x[k] + lane0
-            lane1 = (x[k + 1] * x[k + 1] if k + 1 < n else 0.0) + lane1
-            k += 2
-        out[i] = 0.0 + (lane0 + lane1)
-
-
-@_jit
-def shrink(B, r, m, kept):
-    """FD's shrink of a wide full buffer ``B[:r]`` (:func:`explorer.sketch.gram_shrink` of
-    ``B B^T``): the kept rows into ``kept``; returns ``(keep, delta, squared[0])``, keep -1 if
-    LAPACK failed or a number is not finite."""
-    d = B.shape[1]
-    gram, values = np.zeros((r, r)), np.empty(r)
-    codes = np.array([76, 84, 86, 78], np.uint8)  # "L", "T", "V", "N"
-    sizes = np.array([r, d, 1 + 6 * r + 2 * r * r, 3 + 5 * r, 0, 0], np.int32)
-    scalars = np.array([1.0, 0.0])
-    _dsyrk(codes[0:].ctypes, codes[1:].ctypes, sizes[0:].ctypes, sizes[1:].ctypes, scalars.ctypes,
-           B.ctypes, sizes[1:].ctypes, scalars[1:].ctypes, gram.ctypes, sizes[0:].ctypes)
-    for i in range(r):  # numpy's B @ B.T: syrk, then the other triangle copied
-        for j in range(i):
-            gram[i, j] = gram[j, i]
-    work, iwork = np.empty(sizes[2]), np.empty(sizes[3], np.int32)
-    _dsyevd(codes[2:].ctypes, codes[0:].ctypes, sizes[0:].ctypes, gram.ctypes, sizes[0:].ctypes,
-            values.ctypes, work.ctypes, sizes[2:].ctypes, iwork.ctypes, sizes[3:].ctypes, sizes[4:].ctypes)
-    if sizes[4] != 0:
-        return -1, 0.0, 0.0
-    lam = values[::-1].copy()  # descending; eigenvector j is row r - 1 - j of gram (column-major)
-    floor = d * EPS * max(lam[0], 0.0)
-    for j in range(r):
-        lam[j] = lam[j] if lam[j] > floor else 0.0
-    delta = lam[m - 1] if r >= m else 0.0
-    keep = 0
-    for j in range(min(m - 1, r)):
-        keep += max(lam[j] - delta, 0.0) > 0.0
-    weights = np.empty((r, max(keep, 1)))
-    for j in range(keep):
-        factor = math.sqrt(max(lam[j] - delta, 0.0) / lam[j])
-        for i in range(r):
-            weights[i, j] = gram[r - 1 - j, i] * factor
-    if keep == 1:
-        times_rows(weights[:, 0].copy(), B, r, kept[0], sizes[4:])
-    elif keep > 1:
-        sizes[4], sizes[5] = keep, r
-        _dgemm(codes[3:].ctypes, codes[1:].ctypes, sizes[1:].ctypes, sizes[4:].ctypes, sizes[5:].ctypes,
-               scalars.ctypes, B.ctypes, sizes[1:].ctypes, weights.ctypes, sizes[4:].ctypes,
-               scalars[1:].ctypes, kept.ctypes, sizes[1:].ctypes)
-    if not (math.isfinite(delta) and finite(lam) and finite(kept[:keep].ravel())):
-        return -1, 0.0, 0.0
-    return keep, delta, lam[0]
-
-
-@_jit
+@jit
 def solve(v, B, factor, r, shift, projected, coefficients, out, ws):
     """out = H^{-1} v (curvature.SketchCurvature.solve, factored); False if B v overflows."""
     if r == 0:
@@ -356,7 +140,7 @@ def solve(v, B, factor, r, shift, projected, coefficients, out, ws):
     return True
 
 
-@_jit
+@jit
 def moved(u, excess, direction, norm, out):
     """son._moved: u - excess * direction / norm, else u - direction * (excess / norm)."""
     for j in range(u.size):
@@ -367,7 +151,7 @@ def moved(u, excess, direction, norm, out):
     return finite(out)
 
 
-@_jit
+@entry(_SIGNATURE)
 def kernel(X, Y, start, losses, predictions, u, buffer, inner, factor, floats, ints):
     """The rounds of :func:`rounds` (Algorithm 5 as :meth:`~explorer.newton.SketchedOnlineNewton._round`)."""
     d, capacity = X.shape[1], ints[CAPACITY]
@@ -437,8 +221,9 @@ def kernel(X, Y, start, losses, predictions, u, buffer, inner, factor, floats, i
                     if ints[SHRINKS] == 0:
                         return i
                     buffer[r] = row
-                    kept, diagonal = np.empty((capacity, d)), np.empty(capacity)
-                    keep, delta, largest = shrink(buffer, capacity, ints[M], kept)
+                    kept, diagonal, lam = np.empty((capacity, d)), np.empty(capacity), np.empty(capacity)
+                    keep, delta = shrink(buffer, capacity, ints[M], kept, lam)
+                    largest = lam[0]
                     delta_total = floats[DELTA_TOTAL] + delta
                     shifted = floats[BASE] + delta_total / 2 if ints[RFD] == 1 else floats[BASE]
                     if keep < 0 or largest < TINY_SQUARE or not shifted > 0:

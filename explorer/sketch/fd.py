@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from .. import compiled
 from .._validation import (MAX_SQUARED_MASS, as_row_and_norm, as_rows_and_norms, check_int, check_mass, check_row_mass,
                            squared_norms)
 from ..hooks import Observable, ShrinkEvent
@@ -104,12 +105,12 @@ class FrequentDirections(Observable, Tunable, Mergeable, FrequentDirectionsState
         """
         row, squared = as_row_and_norm(x, self.d)
         if squared > 0.0 or row.any():  # entries below ~1e-162 square to 0
-            self.insert(row)
+            self.insert(row, squared=squared)
         else:
             self.n_seen += 1  # an all-zero row would occupy no row
 
-    def insert(self, row: np.ndarray, *, columns: np.ndarray | None = None,
-               rule: "ShrinkRule | None" = None) -> "ShrinkRecord | None":
+    def insert(self, row: np.ndarray, *, columns: np.ndarray | None = None, rule: "ShrinkRule | None" = None,
+               squared: float | None = None) -> "ShrinkRecord | None":
         """Add one row the caller has already checked (finite, not all zero): the fast path
         of a learner's round, without :meth:`update`'s conversion and checks of the input.
 
@@ -118,13 +119,14 @@ class FrequentDirections(Observable, Tunable, Mergeable, FrequentDirectionsState
         computed from the occupied rows, ``rule(B) -> (squared, delta, kept_rows)`` like
         :func:`~explorer.sketch.svd_shrink` (S-FTRL's sparse Gram shrink); FD's own when
         None. Returns the :class:`~explorer.sketch.ShrinkRecord` when the row filled the
-        buffer (the kept rows are then orthogonal), else None.
+        buffer (the kept rows are then orthogonal), else None. ``squared``: the row's
+        ``||x||^2``, if the caller has it (one dot product fewer).
 
         All or nothing: a row that would take ``||A||_F^2`` past :data:`MAX_SQUARED_MASS`
         is refused (``ValueError``), and a failed shrink raises
         :class:`~explorer.sketch.ShrinkFailed` with the sketch as it was before the row.
         """
-        mass = check_row_mass(self._frobenius_squared, row)
+        mass = check_row_mass(self._frobenius_squared, row, squared=squared)
         self.n_seen += 1
         if columns is None:
             self._buffer[self._filled] = row
@@ -206,29 +208,12 @@ class FrequentDirections(Observable, Tunable, Mergeable, FrequentDirectionsState
         self._frobenius_squared = mass
 
     def _shrink(self, rule: "ShrinkRule | None" = None) -> "ShrinkRecord":
-        """A wide buffer shrinks through ``B B^T``, a tall one through LAPACK's SVD
-        (:func:`~explorer.sketch.shrink.fd_shrink`; or by ``rule``, see :meth:`insert`).
-        Both square the singular values: if the largest square is near underflow (entries
-        below ~1e-90), the shrink is redone on the buffer scaled up by a power of two
-        (exact), so no row is lost. Nothing is stored unless the result is finite."""
-        B = self._buffer[:self._filled]
-        squared, delta, kept_rows = fd_shrink(B, self.m) if rule is None else rule(B)
-        if squared[0] < _TINY_SQUARE:
-            scale = power_of_two_scale(B)
-            squared, delta, kept_rows = fd_shrink(B * scale, self.m)
-            scaled_delta = delta
-            squared, delta, kept_rows = squared / scale / scale, delta / scale / scale, kept_rows / scale
-            if scaled_delta > 0 and delta < _SMALLEST_NORMAL:
-                # Delta itself underflows (entries below ~1e-154): store the smallest normal
-                # number instead, an upper bound of the true delta, so ||A^T A - B^T B||_2 <=
-                # delta_total stays true (a delta rounded to 0 would claim an exact sketch).
-                delta = _SMALLEST_NORMAL
-        if not (np.isfinite(delta) and np.isfinite(squared).all() and np.isfinite(kept_rows).all()):
-            raise ShrinkFailed("the shrink's result is not finite")
-        self._commit_shrink(np.sqrt(squared), delta, kept_rows)
+        """Shrink the full buffer (:func:`_shrink_of`) and store the result."""
+        squared, delta, kept_rows = _shrink_of(self._buffer[:self._filled], self.m, rule)
+        self._commit_shrink(squared, delta, kept_rows)
         return ShrinkRecord(squared, delta, kept_rows.shape[0])
 
-    def _commit_shrink(self, sigma: np.ndarray, delta: float, kept_rows: np.ndarray) -> None:
+    def _commit_shrink(self, squared: np.ndarray, delta: float, kept_rows: np.ndarray) -> None:
         """Store the rows a shrink keeps (zeroing the rest), account for delta, tell hooks."""
         keep = kept_rows.shape[0]
         self._buffer[:keep] = kept_rows
@@ -238,7 +223,7 @@ class FrequentDirections(Observable, Tunable, Mergeable, FrequentDirectionsState
         self.delta_total += delta
         self._after_shrink(delta)
         if self._hooks:
-            self._emit(ShrinkEvent(t=self.n_seen, sigma=sigma, delta=delta,
+            self._emit(ShrinkEvent(t=self.n_seen, sigma=np.sqrt(squared), delta=delta,
                                    alpha=self._regularizer()))
 
     def _after_shrink(self, delta: float) -> None:
@@ -278,6 +263,46 @@ class FrequentDirections(Observable, Tunable, Mergeable, FrequentDirectionsState
         merged = type(self)(**self.get_params())
         delta, n_shrinks = merge_into(merged, self, other)
         return merged, delta, n_shrinks, (self._filled, other._filled)
+
+
+def _shrink_of(B: np.ndarray, m: int, rule: "ShrinkRule | None") -> tuple[np.ndarray, float, np.ndarray]:
+    """FD's shrink of the occupied rows ``B``: a wide buffer through ``B B^T``, a tall one
+    through LAPACK's SVD (:func:`_fd_shrink`; or by ``rule``, see
+    :meth:`FrequentDirections.insert`). Both square the singular values: if the largest square
+    is near underflow (entries below ~1e-90), the shrink is redone on the buffer scaled up by a
+    power of two (exact), so no row is lost. ``ShrinkFailed`` unless the result is finite."""
+    if rule is None:
+        squared, delta, kept_rows, checked = _fd_shrink(B, m)
+    else:
+        (squared, delta, kept_rows), checked = rule(B), False
+    if squared[0] < _TINY_SQUARE:
+        checked = False
+        scale = power_of_two_scale(B)
+        squared, delta, kept_rows = fd_shrink(B * scale, m)
+        scaled_delta = delta
+        squared, delta, kept_rows = squared / scale / scale, delta / scale / scale, kept_rows / scale
+        if scaled_delta > 0 and delta < _SMALLEST_NORMAL:
+            # Delta itself underflows (entries below ~1e-154): store the smallest normal
+            # number instead, an upper bound of the true delta, so ||A^T A - B^T B||_2 <=
+            # delta_total stays true (a delta rounded to 0 would claim an exact sketch).
+            delta = _SMALLEST_NORMAL
+    if not (checked or np.isfinite(delta) and np.isfinite(squared).all() and np.isfinite(kept_rows).all()):
+        raise ShrinkFailed("the shrink's result is not finite")
+    return squared, delta, kept_rows
+
+
+def _fd_shrink(B: np.ndarray, m: int) -> tuple[np.ndarray, float, np.ndarray, bool]:
+    """:func:`~explorer.sketch.shrink.fd_shrink` and whether its numbers are known finite: by
+    :func:`explorer.compiled.shrink` (the same BLAS/LAPACK calls on the same operands, without
+    numpy's per-call overhead; it checks them) when numba has compiled it and ``B`` is wide; a
+    failure there is left to the numpy rule, which says why."""
+    if B.shape[0] < B.shape[1] and compiled.enabled():
+        kept, squared = np.empty((m - 1, B.shape[1])), np.empty(B.shape[0])
+        keep, delta = compiled.shrink(B, B.shape[0], m, kept, squared)
+        if keep >= 0:
+            compiled.COUNTS["shrinks"] += 1
+            return squared, delta, kept[:keep], True
+    return (*fd_shrink(B, m), False)
 
 
 def _nonzero_rows(X: np.ndarray, squared: np.ndarray) -> np.ndarray:
