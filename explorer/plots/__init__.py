@@ -5,7 +5,8 @@ numpy arrays, and these functions only draw them; nothing here calls ``show()``.
 
 - :mod:`.style`: colours (one per method and per concept), layout and heights, defined
   once (:func:`method_color`).
-- :mod:`.charts`: generic builders (:func:`line_chart`, :func:`bar_chart`,
+- :mod:`.charts`: generic builders (:func:`line_chart`, :func:`curves_chart` (each curve
+  on its own x), :func:`band_chart` (mean and min-max band over seeds), :func:`bar_chart`,
   :func:`shrink_spectrum`, :func:`heatmap`) and :func:`event_marks`, the one way to mark
   events (shrinks, divergences, switches, changes of leader) on a time axis.
 - :mod:`.panels`: :func:`small_multiples`, one panel per data set or sketch size.
@@ -19,15 +20,16 @@ draw on these.
 """
 
 from .bounds import ERROR_NAMES, error_bound_chart
-from .charts import Events, as_vector, bar_chart, event_marks, heatmap, line_chart, series_colors, shrink_spectrum
+from .charts import (Events, as_vector, band_chart, bar_chart, curves_chart, event_marks, heatmap, line_chart,
+                     series_colors, shrink_spectrum)
 from .graphs import merge_tree, task_graph
 from .panels import small_multiples
 from .style import (BASELINE_GREY, BOUND_BLACK, COLORS, COMPARATOR_GREY, CONCEPT_COLORS, EVENT_STYLES,
                     EXACT_GREY, GFD_HALVES, GUIDE_GREY, HEIGHT, LAYOUT, MARGIN, MARKS_SHOWN, METHOD_COLORS,
                     TINTS, contrast, method_color, tint)
 
-__all__ = ["line_chart", "bar_chart", "shrink_spectrum", "heatmap", "small_multiples", "merge_tree",
-           "task_graph", "as_vector", "error_bound_chart", "ERROR_NAMES", "COLORS", "COMPARATOR_GREY",
+__all__ = ["line_chart", "curves_chart", "band_chart", "bar_chart", "shrink_spectrum", "heatmap", "small_multiples",
+           "merge_tree", "task_graph", "as_vector", "error_bound_chart", "ERROR_NAMES", "COLORS", "COMPARATOR_GREY",
            "EXACT_GREY", "HEIGHT", "LAYOUT", "MARGIN",
            "METHOD_COLORS", "method_color", "BASELINE_GREY", "BOUND_BLACK", "CONCEPT_COLORS",
            "GFD_HALVES", "GUIDE_GREY", "TINTS", "contrast", "tint", "series_colors", "Events",

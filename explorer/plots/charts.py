@@ -7,6 +7,8 @@ validates its arrays and raises ``ValueError`` naming the argument when shapes d
 
 - :func:`line_chart`: several named curves against one x axis (errors against bounds,
   alpha over time, condition numbers), bounds drawn dashed, optional log axes.
+- :func:`curves_chart`: the same with each curve on its own x (loss against seconds).
+- :func:`band_chart`: per name, the mean of several runs (seeds) and their min-max band.
 - :func:`bar_chart`: grouped bars for a few named series over categories (counters,
   number of SVDs).
 - :func:`shrink_spectrum`: one Frequent Directions shrink, the squared singular values
@@ -34,8 +36,8 @@ import plotly.graph_objects as go
 
 from .style import BOUND_BLACK, COLORS, EVENT_STYLES, LAYOUT, MARKS_SHOWN, TINTS, method_color
 
-__all__ = ["line_chart", "bar_chart", "shrink_spectrum", "heatmap", "as_vector", "series_colors",
-           "Events", "event_marks"]
+__all__ = ["line_chart", "curves_chart", "band_chart", "bar_chart", "shrink_spectrum", "heatmap", "as_vector",
+           "as_xy", "series_colors", "dash_styles", "curve_trace", "Events", "event_marks"]
 
 def as_vector(name: str, values, length: int | None = None) -> np.ndarray:
     """``values`` as a 1-D float array, optionally of a given length.
@@ -43,14 +45,20 @@ def as_vector(name: str, values, length: int | None = None) -> np.ndarray:
     NaN and inf are allowed here (an infinite condition number, say); the builders that
     draw lines turn them into gaps.
     """
+    array = _numbers(name, values, 1)
+    if length is not None and array.size != length:
+        raise ValueError(f"{name} must have {length} entries (one per x), got {array.size}")
+    return array
+
+
+def _numbers(name: str, values, ndim: int, rows: str = "") -> np.ndarray:
+    """``values`` as a float array of ``ndim`` dimensions (``rows`` says what a row is)."""
     try:
         array = np.asarray(values, dtype=float)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} must be a 1-D array of numbers: {error}") from None
-    if array.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
-    if length is not None and array.size != length:
-        raise ValueError(f"{name} must have {length} entries (one per x), got {array.size}")
+        raise ValueError(f"{name} must be a {ndim}-D array of numbers{rows}: {error}") from None
+    if array.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D{rows}, got shape {array.shape}")
     return array
 
 
@@ -66,41 +74,157 @@ def _finish(fig: go.Figure, *, title: str | None, x_title: str | None, y_title: 
 
 
 def line_chart(x, series: Mapping[str, Iterable[float]], *, dashed: Iterable[str] = (),
-               markers: bool = False, points: Mapping[str, tuple[float, float]] | None = None,
+               dashes: Mapping[str, str] | None = None, markers: bool = False,
+               points: Mapping[str, tuple[float, float]] | None = None,
                title: str | None = None, x_title: str | None = None,
                y_title: str | None = None, log_x: bool = False, log_y: bool = False,
                colors: Mapping[str, str] | None = None, height: int = 400) -> go.Figure:
     """One line per entry of ``series`` (name -> y values, one per ``x``).
 
     Names listed in ``dashed`` are drawn dashed: the convention for bounds, drawn beside
-    the measured quantity they bound. ``colors`` maps names to colours (default: the
+    the measured quantity they bound; ``dashes`` gives a name another dash (``"dot"``, ...:
+    :func:`dash_styles`). ``colors`` maps names to colours (default: the
     method's colour (:func:`series_colors`), else the :data:`COLORS` cycle in the order of
     ``series``). Non-finite values leave gaps.
     ``points`` adds single labelled markers, name -> ``(x, y)`` (e.g. an optimum).
+    Each curve on its own x: :func:`curves_chart`, which draws these lines.
 
     >>> fig = line_chart([1, 2, 3], {"error": [3, 2, 1], "bound": [4, 3, 2]}, dashed=["bound"])
     >>> [(t.name, t.line.dash) for t in fig.data]
     [('error', 'solid'), ('bound', 'dash')]
     """
     x = as_vector("x", x)
+    fig = curves_chart({name: (x, values) for name, values in series.items()}, dashed=dashed,
+                       dashes=dashes, markers=markers, title=title, x_title=x_title, y_title=y_title,
+                       log_x=log_x, log_y=log_y, colors=colors, height=height)
+    _add_points(fig, points, first_color=len(series))
+    return fig
+
+
+def curves_chart(series: Mapping[str, tuple[Any, Any]], *, dashed: Iterable[str] = (),
+                 dashes: Mapping[str, str] | None = None, markers: bool = False,
+                 title: str | None = None, x_title: str | None = None,
+                 y_title: str | None = None, log_x: bool = False, log_y: bool = False,
+                 colors: Mapping[str, str] | None = None, height: int = 400) -> go.Figure:
+    """One line per entry of ``series``, name -> ``(x, y)``: each curve on its own x (a
+    method's average loss against its own running time, the steps a tuning walk tried).
+
+    As :func:`line_chart`: ``dashed`` names drawn dashed, ``dashes`` name -> dash
+    (:func:`dash_styles`); ``colors`` maps names to colours (default :func:`series_colors`);
+    non-finite y values leave gaps; ``markers`` marks every point.
+
+    >>> fig = curves_chart({"FTRL": ([0.5, 1.0, 2.0], [0.7, 0.6, 0.5]),
+    ...                     "S-FTRL": ([0.1, 0.2], [0.8, 0.6])}, dashes={"S-FTRL": "dot"})
+    >>> [(t.name, t.x.tolist(), t.line.dash) for t in fig.data]
+    [('FTRL', [0.5, 1.0, 2.0], 'solid'), ('S-FTRL', [0.1, 0.2], 'dot')]
+    """
     if not series:
         raise ValueError("series must name at least one curve")
-    dashed = set(dashed)
-    unknown = dashed - set(series)
-    if unknown:
-        raise ValueError(f"dashed names {sorted(unknown)} are not in series {list(series)}")
+    dash = dash_styles(series, dashed, dashes)
     color = series_colors(series, colors)
     fig = go.Figure()
-    for name, values in series.items():
-        y = as_vector(f"series[{name!r}]", values, x.size)
-        y = np.where(np.isfinite(y), y, np.nan)
-        fig.add_trace(go.Scatter(
-            x=x, y=y, name=name, mode="lines+markers" if markers else "lines",
-            line=dict(color=color[name],
-                      dash="dash" if name in dashed else "solid", width=2)))
-    _add_points(fig, points, first_color=len(series))
+    for name, pair in series.items():
+        x, y = as_xy(f"series[{name!r}]", pair)
+        fig.add_trace(curve_trace(x, y, name=name, color=color[name], dash=dash[name], markers=markers))
     return _finish(fig, title=title, x_title=x_title, y_title=y_title, height=height,
                    log_x=log_x, log_y=log_y)
+
+
+def as_xy(name: str, pair) -> tuple[np.ndarray, np.ndarray]:
+    """``pair`` = ``(x, y)`` as two 1-D float arrays of one length (:func:`as_vector`).
+
+    >>> as_xy("curve", ([0, 1], [2.5, np.inf]))
+    (array([0., 1.]), array([2.5, inf]))
+    """
+    try:
+        x, y = pair
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (x, y) of arrays, got {type(pair).__name__}") from None
+    x = as_vector(f"x of {name}", x)
+    return x, as_vector(name, y, x.size)
+
+
+_DASHES = ("solid", "dot", "dash", "longdash", "dashdot", "longdashdot")
+
+
+def dash_styles(names: Iterable[str], dashed: Iterable[str] = (), dashes: Mapping[str, str] | None = None,
+                *, among: str = "in series") -> dict[str, str]:
+    """The dash of each name: ``dashes[name]`` (one of ``solid``, ``dot``, ``dash``,
+    ``longdash``, ``dashdot``, ``longdashdot``), else ``"dash"`` for the names in ``dashed``
+    (bounds), else ``"solid"``. A name in ``dashed`` or ``dashes`` that is not in ``names``
+    raises ``ValueError`` (``among`` says where the names were looked for).
+
+    >>> dash_styles(["error", "bound", "m = 5"], dashed=["bound"], dashes={"m = 5": "dot"})
+    {'error': 'solid', 'bound': 'dash', 'm = 5': 'dot'}
+    """
+    names, dashed, dashes = list(names), set(dashed), dict(dashes or {})
+    for argument, given in (("dashed", dashed), ("dashes", dashes)):
+        unknown = set(given) - set(names)
+        if unknown:
+            raise ValueError(f"{argument} names {sorted(unknown)} are not {among} {names}")
+    wrong = {name: dash for name, dash in dashes.items() if dash not in _DASHES}
+    if wrong:
+        raise ValueError(f"dashes must be one of {', '.join(_DASHES)}, got {wrong}")
+    return {name: dashes.get(name, "dash" if name in dashed else "solid") for name in names}
+
+
+def curve_trace(x: np.ndarray, y: np.ndarray, *, name: str, color: str, dash: str = "solid",
+                markers: bool = False, **scatter) -> go.Scatter:
+    """The line every builder draws: ``y`` against ``x`` (checked arrays: :func:`as_xy`),
+    width 2, non-finite ``y`` as gaps; ``scatter`` passes more ``go.Scatter`` properties.
+
+    >>> trace = curve_trace(np.array([1.0, 2.0]), np.array([np.inf, 1.0]), name="a", color="#000000")
+    >>> trace.y.tolist(), trace.mode
+    ([nan, 1.0], 'lines')
+    """
+    return go.Scatter(x=x, y=np.where(np.isfinite(y), y, np.nan), name=name,
+                      mode="lines+markers" if markers else "lines",
+                      line=dict(color=color, dash=dash, width=2), **scatter)
+
+
+def band_chart(x, runs: Mapping[str, Any], *, title: str | None = None, x_title: str | None = None,
+               y_title: str | None = None, log_x: bool = False, log_y: bool = False,
+               colors: Mapping[str, str] | None = None, height: int = 400) -> go.Figure:
+    """Per entry of ``runs`` (name -> array of shape ``(n_runs, len(x))``, a row per run: one
+    per seed), the mean over the runs as a line and a shaded band from their minimum to their
+    maximum at each ``x``, in the name's colour (:func:`series_colors`; ``colors`` as in
+    :func:`line_chart`). The band has no legend entry of its own: the line's hides both.
+    Every value must be finite (a band cannot have a gap).
+
+    >>> fig = band_chart([1, 2, 3], {"loss": [[1, 2, 3], [3, 6, 5]]})
+    >>> [(t.name, t.fill) for t in fig.data]
+    [('loss (min-max)', 'toself'), ('loss', None)]
+    >>> fig.data[1].y.tolist(), fig.data[0].y.tolist()  # mean; max, then min backwards
+    ([2.0, 4.0, 4.0], [3.0, 6.0, 5.0, 3.0, 2.0, 1.0])
+    """
+    x = as_vector("x", x)
+    if not np.all(np.isfinite(x)):
+        raise ValueError("x must be finite")
+    if not runs:
+        raise ValueError("runs must name at least one band")
+    color = series_colors(runs, colors)
+    fig = go.Figure()
+    for name, values in runs.items():
+        curves = _runs(f"runs[{name!r}]", values, x.size)
+        fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[curves.max(0), curves.min(0)[::-1]],
+                                 fill="toself", fillcolor=color[name], opacity=0.2, line=dict(width=0),
+                                 hoverinfo="skip", showlegend=False, name=f"{name} (min-max)",
+                                 legendgroup=name))
+        fig.add_trace(curve_trace(x, curves.mean(0), name=name, color=color[name], legendgroup=name))
+    return _finish(fig, title=title, x_title=x_title, y_title=y_title, height=height,
+                   log_x=log_x, log_y=log_y)
+
+
+def _runs(name: str, values, length: int) -> np.ndarray:
+    """``values`` as a finite float array of shape ``(n_runs >= 1, length)``."""
+    array = _numbers(name, values, 2, rows=" (a row per run)")
+    if array.shape[0] == 0:
+        raise ValueError(f"{name} must hold at least one run")
+    if array.shape[1] != length:
+        raise ValueError(f"{name} must have {length} columns (one per x), got {array.shape[1]}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite (a band cannot have gaps)")
+    return array
 
 
 def series_colors(names: Iterable[str], colors: Mapping[str, str] | None = None) -> dict[str, str]:

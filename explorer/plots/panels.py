@@ -5,7 +5,8 @@ Arrays in, figures out, as in :mod:`.charts`; every method keeps its colour
 
 - :func:`small_multiples`: one panel per dataset or sketch size, the same named curves
   in each, one shared legend (the paper's Figure 1: relative error over sketch sizes, one
-  panel per dataset; Figures 2-4: accuracy over alpha_0, one panel per m).
+  panel per dataset; Figures 2-4: accuracy over alpha_0, one panel per m), on one x or each
+  curve on its own (``x=None``: loss against each method's running time).
 
 >>> fig = small_multiples([1e-2, 1.0, 1e2],
 ...                       {"m = 5": {"FD-SON": [0.5, 0.9, 0.8], "RFD-SON": [0.9, 0.9, 0.8]},
@@ -19,53 +20,57 @@ True
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .charts import as_vector
+from .charts import as_vector, as_xy, curve_trace, dash_styles
 from .style import COLORS, EXACT_GREY, LAYOUT, method_color
 
 __all__ = ["small_multiples"]
 
-def small_multiples(x, panels: Mapping[str, Mapping[str, Iterable[float]]], *,
+def small_multiples(x, panels: Mapping[str, Mapping[str, Any]], *,
                     log_x: bool = False, log_y: bool = False, dashed: Iterable[str] = (),
+                    dashes: Mapping[str, str] | None = None,
                     hline: float | Mapping[str, float] | None = None,
                     hline_label: str = "", colors: Mapping[str, str] | None = None,
                     markers: bool = True, columns: int = 3, shared_y: bool = True,
                     x_title: str | None = None, y_title: str | None = None,
                     title: str | None = None, height: int = 380) -> go.Figure:
-    """One panel per entry of ``panels`` (title -> {curve name -> y, one per ``x``}).
+    """One panel per entry of ``panels`` (title -> {curve name -> y, one per ``x``}); with
+    ``x=None`` each curve brings its own x: {curve name -> ``(x, y)``}, as in
+    :func:`~explorer.plots.charts.curves_chart`.
 
     The same name gets the same colour in every panel (``colors``, else
     :func:`method_color`, else the :data:`explorer.plots.COLORS` cycle) and appears once
     in the legend; clicking it hides that curve in all panels. Names in ``dashed`` are
-    drawn dashed. ``hline`` draws a dotted horizontal reference line in every panel (one
-    number) or per panel (title -> number), e.g. the accuracy of always predicting the
-    majority class; ``hline_label`` annotates it. Non-finite values leave gaps. At most
-    ``columns`` panels per row.
+    drawn dashed, ``dashes`` gives a name another dash (``"dot"``, ...: one sketch size a
+    dash). ``hline`` draws a dotted horizontal reference line in every panel (one number) or
+    per panel (title -> number), e.g. the accuracy of always predicting the majority class;
+    ``hline_label`` annotates it. Non-finite values leave gaps. At most ``columns`` panels
+    per row.
 
     >>> fig = small_multiples([5, 10], {"digits": {"FD": [0.2, 0.1]}}, log_y=True, hline=0.05)
     >>> fig.layout.yaxis.type, len(fig.layout.shapes)
     ('log', 1)
+    >>> fig = small_multiples(None, {"a": {"FD": ([0.1, 0.3], [2, 1])}, "b": {"FD": ([0.2], [3])}})
+    >>> [(t.x.tolist(), t.y.tolist()) for t in fig.data]
+    [([0.1, 0.3], [2.0, 1.0]), ([0.2], [3.0])]
     """
-    x = as_vector("x", x)
+    x = None if x is None else as_vector("x", x)
     if not panels:
         raise ValueError("panels must name at least one panel")
     columns = int(columns)
     if columns < 1:
         raise ValueError(f"columns must be >= 1, got {columns}")
-    dashed = set(dashed)
     names: list[str] = []
     for panel, series in panels.items():
         if not series:
             raise ValueError(f"panels[{panel!r}] must name at least one curve")
         names += [name for name in series if name not in names]
-    unknown = dashed - set(names)
-    if unknown:
-        raise ValueError(f"dashed names {sorted(unknown)} are not curves of any panel {names}")
+    dash = dash_styles(names, dashed, dashes, among="curves of any panel")
     if isinstance(hline, Mapping):
         missing = set(hline) - set(panels)
         if missing:
@@ -84,13 +89,10 @@ def small_multiples(x, panels: Mapping[str, Mapping[str, Iterable[float]]], *,
     for k, (panel, series) in enumerate(panels.items()):
         row, col = divmod(k, n_cols)
         for name, values in series.items():
-            y = as_vector(f"panels[{panel!r}][{name!r}]", values, x.size)
-            fig.add_trace(go.Scatter(
-                x=x, y=np.where(np.isfinite(y), y, np.nan), name=name, legendgroup=name,
-                showlegend=name not in shown, mode="lines+markers" if markers else "lines",
-                line=dict(color=color[name], dash="dash" if name in dashed else "solid",
-                          width=2),
-                marker=dict(size=6)), row=row + 1, col=col + 1)
+            curve_x, y = as_xy(f"panels[{panel!r}][{name!r}]", values if x is None else (x, values))
+            fig.add_trace(curve_trace(curve_x, y, name=name, color=color[name], dash=dash[name], markers=markers,
+                                      legendgroup=name, showlegend=name not in shown, marker=dict(size=6)),
+                          row=row + 1, col=col + 1)
             shown.add(name)
         level = hline.get(panel) if isinstance(hline, Mapping) else hline
         if level is not None:
