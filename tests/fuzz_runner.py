@@ -150,12 +150,13 @@ def _run_values(tally: _Tally, family) -> None:
 
 
 def _settle_compiles() -> None:
-    """A compile the warm-up started (numba's, in a background thread) belongs to the warm-up:
-    it ends before the baseline is taken and the address space capped, or its LLVM memory
-    would be charged to whichever input runs beside it."""
+    """numba's compile (a background thread, started by the first FD shrink or SON round that
+    wants it) belongs to the warm-up, whether or not the warm-up's own input started it: it
+    ends before the baseline is taken and the address space capped, or numba's import and
+    LLVM's memory would be charged to whichever input runs beside it."""
     compiled = sys.modules.get("explorer.compiled")
     if compiled is not None:
-        compiled.settle(timeout=120.0)
+        compiled.wait(timeout=120.0)  # starts it if need be (nothing without numba)
 
 
 def _child(entry_name: str, family_name: str, connection) -> None:
