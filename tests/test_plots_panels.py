@@ -75,6 +75,18 @@ def test_small_multiples_turns_infinities_into_gaps():
     assert y[0] == 1.0 and np.isnan(y[1]) and y[2] == 2.0
 
 
+def test_small_multiples_titles_each_panels_y_axis_when_given_per_panel():
+    """One string titles the first column's axes; a mapping titles each panel's own axis
+    (panels on their own scales showing different quantities), and no other."""
+    fig = small_multiples(GRID, PANELS, shared_y=False, columns=1,
+                          y_title={"m = 10": "accuracy"})
+    assert (fig.layout.yaxis.title.text, fig.layout.yaxis2.title.text) == (None, "accuracy")
+    fig = small_multiples(GRID, PANELS, shared_y=False, y_title={"m = 5": "rank", "m = 10": "regret"})
+    assert (fig.layout.yaxis.title.text, fig.layout.yaxis2.title.text) == ("rank", "regret")
+    fig = small_multiples(GRID, PANELS, shared_y=False, y_title="accuracy")
+    assert (fig.layout.yaxis.title.text, fig.layout.yaxis2.title.text) == ("accuracy", None)
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(x=[1, 2], panels={}), "at least one panel"),
     (dict(x=[1, 2], panels={"p": {}}), "at least one curve"),
@@ -82,6 +94,7 @@ def test_small_multiples_turns_infinities_into_gaps():
     (dict(x=[1, 2], panels={"p": {"a": [1, 2]}}, dashed=["b"]), "not curves"),
     (dict(x=[1, 2], panels={"p": {"a": [1, 2]}}, hline={"q": 1.0}), "not in panels"),
     (dict(x=[1, 2], panels={"p": {"a": [1, 2]}}, hline=np.nan), "finite"),
+    (dict(x=[1, 2], panels={"p": {"a": [1, 2]}}, y_title={"q": "rank"}), "y_title names panels"),
     (dict(x=[1, 2], panels={"p": {"a": [1, 2]}}, columns=0), "columns"),
     (dict(x=[[1, 2]], panels={"p": {"a": [1]}}), "1-D"),
 ])

@@ -37,7 +37,7 @@ def small_multiples(x, panels: Mapping[str, Mapping[str, Any]], *,
                     hline: float | Mapping[str, float] | None = None,
                     hline_label: str = "", colors: Mapping[str, str] | None = None,
                     markers: bool = True, columns: int = 3, shared_y: bool = True,
-                    x_title: str | None = None, y_title: str | None = None,
+                    x_title: str | None = None, y_title: str | Mapping[str, str] | None = None,
                     title: str | None = None, height: int = 380) -> go.Figure:
     """One panel per entry of ``panels`` (title -> {curve name -> y, one per ``x``}); with
     ``x=None`` each curve brings its own x: {curve name -> ``(x, y)``}, as in
@@ -50,7 +50,8 @@ def small_multiples(x, panels: Mapping[str, Mapping[str, Any]], *,
     dash). ``hline`` draws a dotted horizontal reference line in every panel (one number) or
     per panel (title -> number), e.g. the accuracy of always predicting the majority class;
     ``hline_label`` annotates it. Non-finite values leave gaps. At most ``columns`` panels
-    per row.
+    per row. ``y_title``: on the first column's axes (one string), or per panel (title ->
+    string: panels on their own scales, ``shared_y=False``, showing different quantities).
 
     >>> fig = small_multiples([5, 10], {"digits": {"FD": [0.2, 0.1]}}, log_y=True, hline=0.05)
     >>> fig.layout.yaxis.type, len(fig.layout.shapes)
@@ -71,10 +72,10 @@ def small_multiples(x, panels: Mapping[str, Mapping[str, Any]], *,
             raise ValueError(f"panels[{panel!r}] must name at least one curve")
         names += [name for name in series if name not in names]
     dash = dash_styles(names, dashed, dashes, among="curves of any panel")
-    if isinstance(hline, Mapping):
-        missing = set(hline) - set(panels)
+    for argument, given in (("hline", hline), ("y_title", y_title)):
+        missing = set(given) - set(panels) if isinstance(given, Mapping) else set()
         if missing:
-            raise ValueError(f"hline names panels {sorted(missing)} that are not in panels {list(panels)}")
+            raise ValueError(f"{argument} names panels {sorted(missing)} that are not in panels {list(panels)}")
     colors = dict(colors or {})
     color = {name: colors.get(name) or method_color(name) or COLORS[i % len(COLORS)]
              for i, name in enumerate(names)}
@@ -109,5 +110,10 @@ def small_multiples(x, panels: Mapping[str, Mapping[str, Any]], *,
     fig.update_xaxes(type="log" if log_x else None, title_text=x_title,
                      exponentformat="power" if log_x else None)
     fig.update_yaxes(type="log" if log_y else None, exponentformat="power" if log_y else None)
-    fig.update_yaxes(title_text=y_title, col=1)
+    if isinstance(y_title, Mapping):
+        for k, panel in enumerate(panels):
+            row, col = divmod(k, n_cols)
+            fig.update_yaxes(title_text=y_title.get(panel), row=row + 1, col=col + 1)
+    else:
+        fig.update_yaxes(title_text=y_title, col=1)
     return fig
