@@ -6,7 +6,7 @@ and the browser build runs), on the same operands through the same routines: ``d
 ``cython_blas`` / ``cython_lapack``, bound by symbol here (:func:`dot`, :func:`rows_times`, ...),
 so both give the same numbers. Two paths use them: FD's shrink of a wide buffer
 (:func:`shrink`, :meth:`~explorer.sketch.FrequentDirections.insert`) and the sketched online
-Newton round (:mod:`explorer.newton.compiled`).
+Newton round (:mod:`explorer.newton.compiled`); :func:`fd_shrink` is the sketches' entry.
 
 Switches: without numba (the runtime, Pyodide) or with ``EXPLORER_COMPILED=0``, numpy only;
 :func:`numpy_only` for a block. Compile cost: ``cache=True`` (beside the module, or under the
@@ -43,7 +43,7 @@ import numpy as np
 
 __all__ = ["AVAILABLE", "COUNTS", "enabled", "numpy_only", "wait", "settle", "error", "jit", "entry",
            "dot", "rows_times", "times_rows", "factor_solve", "lower_solve", "finite",
-           "squared_rows", "shrink", "TINY_SQUARE"]
+           "squared_rows", "shrink", "fd_shrink"]
 
 #: Whether numba is installed (the compiled paths exist at all; imported by the compiling thread).
 try:
@@ -53,8 +53,6 @@ except (ImportError, ValueError):  # a module "numba" that is not a package
 #: What the compiled paths played: the Newton rows ("rows") and calls ("calls"), FD's shrinks
 #: ("shrinks").
 COUNTS = {"rows": 0, "calls": 0, "shrinks": 0}
-#: A shrink whose largest squared singular value is below this is the numpy rule's (it rescales).
-TINY_SQUARE = 2.0 ** -600
 EPS = float(np.finfo(float).eps)
 
 _switch = {"on": os.environ.get("EXPLORER_COMPILED", "1") != "0"}
@@ -281,3 +279,17 @@ def shrink(B, r, m, kept, lam):
     if not (math.isfinite(delta) and finite(lam[:r]) and finite(kept[:keep].ravel())):
         return -1, 0.0
     return keep, delta
+
+
+def fd_shrink(B: np.ndarray, m: int) -> tuple[np.ndarray, float, np.ndarray] | None:
+    """:func:`explorer.sketch.shrink.fd_shrink` of a wide buffer ``B`` (its occupied rows) by
+    :func:`shrink`: ``(squared, delta, kept_rows)``, every number finite; None when the
+    compiled paths are not ready, ``B`` is tall, or LAPACK failed (the numpy rule's then)."""
+    if B.shape[0] >= B.shape[1] or not enabled():
+        return None
+    kept, squared = np.empty((m - 1, B.shape[1])), np.empty(B.shape[0])
+    keep, delta = shrink(B, B.shape[0], m, kept, squared)
+    if keep < 0:
+        return None
+    COUNTS["shrinks"] += 1
+    return squared, delta, kept[:keep]

@@ -34,9 +34,9 @@ import math
 
 import numpy as np
 
-from ..compiled import (AVAILABLE, COUNTS, TINY_SQUARE, dot, enabled, entry, error, factor_solve, finite, jit,
+from ..compiled import (AVAILABLE, COUNTS, dot, enabled, entry, error, factor_solve, finite, jit,
                         lower_solve, numpy_only, rows_times, settle, shrink, squared_rows, times_rows, wait)
-from ..sketch import MAX_SQUARED_MASS, FrequentDirections, RobustFrequentDirections
+from ..sketch import MAX_SQUARED_MASS, TINY_SQUARE, FrequentDirections, RobustFrequentDirections
 from .curvature import TINY_SQUARED_ROW, SketchCurvature
 from .defaults import FIXED_SHIFT_SKETCHES, MAX_CURVATURE, UNSKETCHED_SAFETY
 

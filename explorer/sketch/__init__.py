@@ -38,8 +38,8 @@ from .fd import FrequentDirections
 from .gfd import GeneralizedFrequentDirections
 from .rfd import RobustFrequentDirections
 from .rp import RandomProjectionSketch
-from .shrink import (ShrinkFailed, ShrinkRecord, ShrinkRule, gram_shrink, mass_bounds, power_of_two_scale,
-                     shrink_amounts, svd_shrink)
+from .shrink import (TINY_SQUARE, ShrinkFailed, ShrinkRecord, ShrinkRule, gram_shrink, mass_bounds,
+                     power_of_two_scale, shrink_amounts, svd_shrink)
 
 __all__ = [
     "FrequentDirections",
@@ -56,6 +56,7 @@ __all__ = [
     "shrink_amounts",
     "power_of_two_scale",
     "mass_bounds",
+    "TINY_SQUARE",
 ]
 
 

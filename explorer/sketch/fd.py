@@ -19,14 +19,10 @@ from ..merging import Mergeable
 from ..params import Tunable
 from ..state import stateful
 from .fd_state import FrequentDirectionsState
-from .shrink import ShrinkFailed, ShrinkRecord, ShrinkRule, fd_shrink, power_of_two_scale
+from .shrink import TINY_SQUARE, ShrinkFailed, ShrinkRecord, ShrinkRule, fd_shrink, power_of_two_scale
 
 __all__ = ["FrequentDirections", "merge_into"]
 
-#: A shrink whose largest squared singular value is below this is redone on the buffer
-#: scaled up by a power of two (exact): squares below ~1e-308 underflow to 0, and the
-#: shrink would drop rows that hold all of the data (FD is scale-equivariant, float is not).
-_TINY_SQUARE = 2.0 ** -600
 _SMALLEST_NORMAL = float(np.finfo(float).tiny)
 
 
@@ -267,16 +263,16 @@ class FrequentDirections(Observable, Tunable, Mergeable, FrequentDirectionsState
 
 def _shrink_of(B: np.ndarray, m: int, rule: "ShrinkRule | None") -> tuple[np.ndarray, float, np.ndarray]:
     """FD's shrink of the occupied rows ``B``: a wide buffer through ``B B^T``, a tall one
-    through LAPACK's SVD (:func:`_fd_shrink`; or by ``rule``, see
-    :meth:`FrequentDirections.insert`). Both square the singular values: if the largest square
-    is near underflow (entries below ~1e-90), the shrink is redone on the buffer scaled up by a
-    power of two (exact), so no row is lost. ``ShrinkFailed`` unless the result is finite."""
-    if rule is None:
-        squared, delta, kept_rows, checked = _fd_shrink(B, m)
-    else:
-        (squared, delta, kept_rows), checked = rule(B), False
-    if squared[0] < _TINY_SQUARE:
-        checked = False
+    through LAPACK's SVD (:func:`~explorer.sketch.shrink.fd_shrink`, compiled when it can be:
+    :func:`explorer.compiled.fd_shrink`; or by ``rule``, see :meth:`FrequentDirections.insert`).
+    Both square the singular values: if the largest square is near underflow (entries below
+    ~1e-90), the shrink is redone on the buffer scaled up by a power of two (exact), so no row
+    is lost. ``ShrinkFailed`` unless the result is finite."""
+    fast = compiled.fd_shrink(B, m) if rule is None else None
+    if fast is not None and fast[0][0] >= TINY_SQUARE:
+        return fast  # finite: the compiled shrink checked it
+    squared, delta, kept_rows = fast or (fd_shrink(B, m) if rule is None else rule(B))
+    if squared[0] < TINY_SQUARE:
         scale = power_of_two_scale(B)
         squared, delta, kept_rows = fd_shrink(B * scale, m)
         scaled_delta = delta
@@ -286,23 +282,9 @@ def _shrink_of(B: np.ndarray, m: int, rule: "ShrinkRule | None") -> tuple[np.nda
             # number instead, an upper bound of the true delta, so ||A^T A - B^T B||_2 <=
             # delta_total stays true (a delta rounded to 0 would claim an exact sketch).
             delta = _SMALLEST_NORMAL
-    if not (checked or np.isfinite(delta) and np.isfinite(squared).all() and np.isfinite(kept_rows).all()):
+    if not (np.isfinite(delta) and np.isfinite(squared).all() and np.isfinite(kept_rows).all()):
         raise ShrinkFailed("the shrink's result is not finite")
     return squared, delta, kept_rows
-
-
-def _fd_shrink(B: np.ndarray, m: int) -> tuple[np.ndarray, float, np.ndarray, bool]:
-    """:func:`~explorer.sketch.shrink.fd_shrink` and whether its numbers are known finite: by
-    :func:`explorer.compiled.shrink` (the same BLAS/LAPACK calls on the same operands, without
-    numpy's per-call overhead; it checks them) when numba has compiled it and ``B`` is wide; a
-    failure there is left to the numpy rule, which says why."""
-    if B.shape[0] < B.shape[1] and compiled.enabled():
-        kept, squared = np.empty((m - 1, B.shape[1])), np.empty(B.shape[0])
-        keep, delta = compiled.shrink(B, B.shape[0], m, kept, squared)
-        if keep >= 0:
-            compiled.COUNTS["shrinks"] += 1
-            return squared, delta, kept[:keep], True
-    return (*fd_shrink(B, m), False)
 
 
 def _nonzero_rows(X: np.ndarray, squared: np.ndarray) -> np.ndarray:

@@ -19,9 +19,13 @@ import numpy as np
 import scipy.linalg
 
 __all__ = ["ShrinkRecord", "ShrinkRule", "ShrinkFailed", "shrink_amounts", "svd_shrink", "gram_shrink",
-           "fd_shrink", "power_of_two_scale", "mass_bounds"]
+           "fd_shrink", "power_of_two_scale", "mass_bounds", "TINY_SQUARE"]
 
 _EPS = np.finfo(float).eps
+#: A shrink whose largest squared singular value is below this is redone on the buffer
+#: scaled up by a power of two (exact): squares below ~1e-308 underflow to 0, and the
+#: shrink would drop rows that hold all of the data (FD is scale-equivariant, float is not).
+TINY_SQUARE = 2.0 ** -600
 
 
 class ShrinkRecord(NamedTuple):
