@@ -4,15 +4,17 @@ A compiled path plays a rule the package also writes in numpy (the reference the
 and the browser build runs), on the same operands through the same routines: ``ddot``,
 ``dgemv``, ``dtrsv``, ``dpotrs``, ``dsyevd``, ``dsyrk`` and ``dgemm`` of scipy's
 ``cython_blas`` / ``cython_lapack``, bound by symbol here (:func:`dot`, :func:`rows_times`, ...),
-so both give the same numbers. Two paths use them: FD's shrink of a wide buffer
-(:func:`shrink`, :meth:`~explorer.sketch.FrequentDirections.insert`) and the sketched online
-Newton round (:mod:`explorer.newton.compiled`); :func:`fd_shrink` is the sketches' entry.
+so both give the same numbers. Three paths use them: FD's shrink of a wide buffer
+(:func:`shrink`, :meth:`~explorer.sketch.FrequentDirections.insert`; :func:`fd_shrink` is the
+sketches' entry), the sketched online Newton round (:mod:`explorer.newton.compiled`) and online
+PCA's mixture decomposition (:mod:`explorer.pca.compiled`, with :func:`numpy_sum`).
 
 Switches: without numba (the runtime, Pyodide) or with ``EXPLORER_COMPILED=0``, numpy only;
-:func:`numpy_only` for a block. Compile cost: ``cache=True`` (beside the module, or under the
-user's cache directory in a read-only install), compiled (numba imported too) in a background
-thread the first time :func:`enabled` is asked; the numpy rule plays until then (no slider move
-waits). :func:`wait` blocks until it is ready; a process ending sooner waits at exit.
+:func:`numpy_only` for a block. Compile cost: ``cache=True`` (a folder per version of the
+compiled modules' sources, under ``NUMBA_CACHE_DIR`` or ``~/.cache/explorer``), compiled
+(numba imported too) in a background thread the first time :func:`enabled` is asked; the
+numpy rule plays until then (no slider move waits). :func:`wait` blocks until it is ready; a
+process ending sooner waits at exit.
 
 >>> import numpy as np
 >>> from explorer.sketch import FrequentDirections
@@ -31,6 +33,7 @@ Reference: Lam, Pitrou, Seibert (2015), *Numba: a LLVM-based Python JIT compiler
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import importlib.util
 import math
@@ -41,9 +44,9 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-__all__ = ["AVAILABLE", "COUNTS", "enabled", "numpy_only", "wait", "settle", "error", "jit", "entry",
+__all__ = ["AVAILABLE", "COUNTS", "EPS", "enabled", "numpy_only", "wait", "settle", "error", "jit", "entry",
            "dot", "rows_times", "times_rows", "factor_solve", "lower_solve", "finite",
-           "squared_rows", "shrink", "fd_shrink"]
+           "squared_rows", "numpy_sum", "shrink", "fd_shrink"]
 
 #: Whether numba is installed (the compiled paths exist at all; imported by the compiling thread).
 try:
@@ -51,8 +54,8 @@ try:
 except (ImportError, ValueError):  # a module "numba" that is not a package
     AVAILABLE = False
 #: What the compiled paths played: the Newton rows ("rows") and calls ("calls"), FD's shrinks
-#: ("shrinks").
-COUNTS = {"rows": 0, "calls": 0, "shrinks": 0}
+#: ("shrinks"), online PCA's mixture decompositions ("decompositions").
+COUNTS = {"rows": 0, "calls": 0, "shrinks": 0, "decompositions": 0}
 EPS = float(np.finfo(float).eps)
 
 _switch = {"on": os.environ.get("EXPLORER_COMPILED", "1") != "0"}
@@ -138,12 +141,17 @@ def _compile() -> None:
             signature = getattr(numba.types, result)(*[numba.types.voidptr] * arguments)
             space[f"_{name}"] = numba.types.ExternalFunction(f"explorer_{name}", signature)
         modules = [sys.modules[name] for name in dict.fromkeys(module for module, _ in _JITTED)]
-        for module_name, name in _JITTED:
-            original = getattr(sys.modules[module_name], name)
-            compiled = numba.njit(cache=True, nogil=True)(original)
-            for module in modules:  # the modules that imported it hold it under its name
-                if vars(module).get(name) is original:
-                    setattr(module, name, compiled)
+        config = importlib.import_module("numba.core.config")
+        user_folder, config.CACHE_DIR = config.CACHE_DIR, _cache_folder(config.CACHE_DIR, modules)
+        try:  # numba picks a function's cache folder when it wraps it
+            for module_name, name in _JITTED:
+                original = getattr(sys.modules[module_name], name)
+                compiled = numba.njit(cache=True, nogil=True)(original)
+                for module in modules:  # the modules that imported it hold it under its name
+                    if vars(module).get(name) is original:
+                        setattr(module, name, compiled)
+        finally:
+            config.CACHE_DIR = user_folder
         for module_name, name, signature in _ENTRIES:
             function = getattr(sys.modules[module_name], name)
             function.compile(signature)
@@ -152,6 +160,20 @@ def _compile() -> None:
         _compiler["error"] = failure
         _switch["on"] = False
     _compiler["ready"].set()
+
+
+def _cache_folder(user_folder: str, modules: list) -> str:
+    """numba's cache for these paths: a folder per version of their sources, under
+    ``NUMBA_CACHE_DIR`` or the user's cache directory. numba checks only a function's own
+    file, so a kernel cached beside its module would keep a callee of another module as it
+    was (and crash when that callee changed)."""
+    digest = hashlib.sha256()
+    for module in modules:
+        with open(module.__file__, "rb") as source:
+            digest.update(source.read())
+    root = user_folder or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                                       "explorer")
+    return os.path.join(root, f"numba-{digest.hexdigest()[:16]}")
 
 
 #: The BLAS/LAPACK routines the compiled paths call: (module, result type, number of arguments).
@@ -234,6 +256,54 @@ def squared_rows(B, r, out):
             lane1 = (x[k + 1] * x[k + 1] if k + 1 < n else 0.0) + lane1
             k += 2
         out[i] = 0.0 + (lane0 + lane1)
+
+
+@jit
+def _block_sum(a, start, n):
+    """numpy's ``pairwise_sum`` of a block ``a[start:start + n]`` of at most 128 entries:
+    in order below 8, else eight lanes, combined as a tree, then the rest in order."""
+    if n < 8:
+        total = 0.0
+        for i in range(start, start + n):
+            total += a[i]
+        return total
+    lanes = a[start:start + 8].copy()
+    i = 8
+    while i < n - n % 8:
+        for j in range(8):
+            lanes[j] += a[start + i + j]
+        i += 8
+    total = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
+    for k in range(start + i, start + n):
+        total += a[k]
+    return total
+
+
+@jit
+def numpy_sum(a):
+    """``a.sum()`` of a contiguous 1-D float array, in numpy's order: ``pairwise_sum``
+    halves a range above 128 entries (the first half a multiple of 8) and adds the halves'
+    sums. Written with a stack, not recursion (numba's cache mis-links recursive functions)."""
+    starts, sizes = np.empty(192, np.int64), np.empty(192, np.int64)
+    values = np.empty(64)
+    starts[0], sizes[0], tasks, done = 0, a.size, 1, 0
+    while tasks:
+        tasks -= 1
+        start, n = starts[tasks], sizes[tasks]
+        if n < 0:  # both halves are summed: combine them
+            done -= 1
+            values[done - 1] = values[done - 1] + values[done]
+        elif n <= 128:
+            values[done] = _block_sum(a, start, n)
+            done += 1
+        else:
+            half = n // 2
+            half -= half % 8
+            starts[tasks], sizes[tasks] = start, -1  # combine, after
+            starts[tasks + 1], sizes[tasks + 1] = start + half, n - half  # the second half, then
+            starts[tasks + 2], sizes[tasks + 2] = start, half  # the first half, first
+            tasks += 3
+    return 0.0 + values[0]
 
 
 @entry("Tuple((int64, float64))(float64[:, ::1], int64, int64, float64[:, ::1], float64[::1])")

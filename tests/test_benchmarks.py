@@ -252,6 +252,19 @@ def test_lesson_slider_latency_quick(tmp_path):
     assert lesson["run_all_s"] > 0 and lesson["cells"] > 0
     assert "01_frequent_directions" in done.stdout
 
+@pytest.mark.slow
+def test_lesson_slider_kernel_quick():
+    """Lesson 01 run to its sliders in a child interpreter, its first control moved one
+    notch and back: both moves ran the lesson's callback, and the verdict is printed."""
+    [kernel] = import_benchmarks("lesson_slider_kernel")
+    result = kernel.run(quick=True)
+    (lesson,) = result["lessons"]
+    assert lesson["lesson"] == "01_frequent_directions.ipynb" and "error" not in lesson, lesson
+    (row,) = lesson["sliders"]
+    assert row["moved"] and row["from"] != row["to"] and row["new_s"] > 0 and row["back_s"] > 0
+    assert result[kernel.CORRECTNESS_KEY] and "Verdict:" in kernel.format_results(result)
+
+
 def test_run_all_prints_a_result_whose_seconds_is_not_one_number(bench, tmp_path, monkeypatch, capsys):
     """ada_fd_regret_T10000 reports ``seconds`` per method (a dict): the full run crashed
     printing its header after every benchmark before it had run."""

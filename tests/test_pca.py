@@ -15,6 +15,7 @@ from explorer import Recorder
 from explorer.errors import Diverged
 from explorer.hooks import StepRecord
 from explorer.pca import (
+    AdaptiveRegret,
     AdaptiveBestSubset,
     FollowTheLeaderPCA,
     OnlineAdaptivePCA,
@@ -817,6 +818,29 @@ def test_adaptive_regret_is_exact_and_a_stride_gives_a_lower_bound(case, stride)
     assert generic == pytest.approx(exact, abs=1e-9)
 
 
+@given(pca_streams(max_T=25), st.sampled_from([None, 1, 3]))
+def test_adaptive_regret_kept_comparators_score_each_learner_alone(case, stride):
+    # One AdaptiveRegret scores several learners' losses: each answer (value and worst
+    # interval) is what a fresh one gives, in any order, and a refused call changes nothing.
+    X, k, eta, alpha = case
+    runs = [run_pca(X, k, eta=eta, alpha=a)[2] for a in (0.0, alpha)] + [np.linspace(0.0, 1.0, len(X))]
+    kept = AdaptiveRegret(X, k, stride=stride)
+    fresh = [adaptive_regret(losses, X, k, stride=stride, return_interval=True) for losses in runs]
+    for losses, answer in reversed(list(zip(runs, fresh))):
+        with pytest.raises(ValueError, match="one loss per row"):
+            kept(losses[:-1])
+        assert kept(losses, return_interval=True) == answer
+        assert kept(losses) == answer[0]
+    assert AdaptiveRegret(X, k, stride=1)(runs[0]) == pytest.approx(
+        brute_force_adaptive_regret(runs[0], X, k), abs=1e-9)
+    # one pass for every rank: each the one its own AdaptiveRegret gives
+    every = AdaptiveRegret.for_ranks(X, range(1, X.shape[1] + 1), stride=stride)
+    assert sorted(every) == list(range(1, X.shape[1] + 1)) and every[k](runs[0], return_interval=True) == fresh[0]
+    for rank, kept_rank in every.items():
+        assert kept_rank(runs[2], return_interval=True) == adaptive_regret(runs[2], X, rank, stride=stride,
+                                                                           return_interval=True)
+
+
 def test_adaptive_regret_is_at_least_static_regret():
     X, _ = changing_subspace(seed=1)
     _, _, expected = run_pca(X, 2, alpha=0.0)
@@ -832,6 +856,11 @@ def test_adaptive_regret_is_at_least_static_regret():
     (lambda X: adaptive_regret(np.ones(10), X, 0), "k must be"),
     (lambda X: adaptive_regret(np.ones(10), X, 1, stride=0), "stride must be"),
     (lambda X: adaptive_regret(np.ones(10), X[:, :0], 1), "non-empty matrix"),
+    (lambda X: AdaptiveRegret(X, 5), "k must be"),
+    (lambda X: AdaptiveRegret(X, 1, stride=0), "stride must be"),
+    (lambda X: AdaptiveRegret(X, 1)(np.ones((10, 1))), "one loss per row"),
+    (lambda X: AdaptiveRegret.for_ranks(X, []), "at least one rank"),
+    (lambda X: AdaptiveRegret.for_ranks(X, [1, 5]), "k must be"),
     (lambda X: interval_regret(np.ones(10), "no"), "callable"),
     (lambda X: best_fixed_projection(X, 5), "k must be"),
     (lambda X: compression_losses(X, np.ones((3, 1))), "basis"),

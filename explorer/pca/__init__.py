@@ -14,7 +14,7 @@ keeps a little weight on every direction, so the learner competes on *every inte
 - Comparators and measures (:mod:`.comparators`, :mod:`.variance`, :mod:`.regret`,
   :mod:`.theory`): :class:`FollowTheLeaderPCA`, :func:`best_fixed_projection`,
   :func:`compression_losses`, :func:`best_fixed_unit_vector`, :func:`best_fixed_portfolio`,
-  :func:`adaptive_regret` (max over intervals), :func:`interval_regret`, and theory settings
+  :func:`adaptive_regret` (max over intervals; :class:`AdaptiveRegret` keeps the comparators), :func:`interval_regret`, and theory settings
   :func:`pca_theory_settings`, :func:`sphere_theory_settings`, :func:`simplex_theory_settings`.
 
 >>> import numpy as np
@@ -33,7 +33,7 @@ keeps a little weight on every direction, so the learner competes on *every inte
 from .comparators import FollowTheLeaderPCA, best_fixed_projection, compression_losses
 from .experts import AdaptiveBestSubset
 from .online import OnlineAdaptivePCA
-from .regret import adaptive_regret, interval_regret
+from .regret import AdaptiveRegret, adaptive_regret, interval_regret
 from .simplex import cap, fixed_share, mixture_decomposition
 from .theory import (TheorySettings, pca_theory_settings, simplex_theory_settings,
                      sphere_theory_settings)
@@ -54,6 +54,7 @@ __all__ = [
     "best_fixed_unit_vector",
     "best_fixed_portfolio",
     "adaptive_regret",
+    "AdaptiveRegret",
     "interval_regret",
     "TheorySettings",
     "pca_theory_settings",

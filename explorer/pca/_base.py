@@ -285,7 +285,8 @@ def log_normalize(log_v: np.ndarray) -> np.ndarray:
 class RoundLearner(OnlineLearner, Tunable):
     """The round protocol of every learner of the family (docs/architecture.md).
 
-    A subclass writes the algorithm once, as ``_round(x, record) -> (loss, nan, step)``:
+    A subclass writes the algorithm once, as ``_round(x, record) -> (loss, nan, step, ...)``
+    (then its :attr:`ROUND_OUTPUTS`):
     it checks its input, computes the whole round, commits it, emits its hook events when a
     hook listens, and returns the loss and the round's :class:`~explorer.hooks.StepRecord`,
     built only when ``record`` is true or a hook listens (the hooks receive that very
@@ -338,7 +339,9 @@ class RandomizedLogWeights(RoundLearner):
     4 and 5): n weights on the capped simplex :math:`B_d^n` kept as logarithms ``ln w``
     (:math:`w_1` uniform), a step size eta > 0, a fixed-share rate alpha in [0, 1], a
     seeded generator for the sampled decision, the round counter t and the last round's
-    sampled and expected losses; and their persistence.
+    sampled and expected losses; and their persistence. A round returns ``(loss, nan,
+    record, expected_loss)``, so ``progressive(X)["expected_loss"]`` keeps every round's
+    expected loss without building records.
 
     ``eta`` and ``alpha`` may change between rounds, through ``with_params`` (``HOT``; the
     dashboard's sliders do), ``n`` and ``k`` may not. :meth:`load_state_dict` therefore
@@ -350,6 +353,7 @@ class RandomizedLogWeights(RoundLearner):
     """
 
     HOT = ("eta", "alpha")
+    ROUND_OUTPUTS = {"expected_loss": 3}  # after (loss, nan, record) in _round's result
 
     def __init__(self, n: int, *, eta: float, alpha: float, seed: int | None, minimum_n: int):
         super().__init__()

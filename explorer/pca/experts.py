@@ -70,7 +70,7 @@ class AdaptiveBestSubset(RandomizedLogWeights):
 
     _INPUT = "one loss vector"
 
-    def _round(self, losses, record: bool) -> tuple[float, float, StepRecord | None]:
+    def _round(self, losses, record: bool) -> tuple[float, float, StepRecord | None, float]:
         """Sample n - k experts, pay their summed ``losses``, then update."""
         losses = self._as_losses(losses, self.eta)
         d = self.n - self.k
@@ -88,10 +88,10 @@ class AdaptiveBestSubset(RandomizedLogWeights):
         self.t = t
         self.last_loss, self.last_expected_loss = loss, expected
         if not (record or self._hooks):
-            return loss, math.nan, None
+            return loss, math.nan, None, expected
         step = StepRecord(t=t, loss=loss, alpha=self.alpha, expected_loss=expected)
         return loss, math.nan, self._emit_step(step, lambda: mixing_events(
-            t, self.alpha, probs, supports, self.n, chosen, log_v, log_w_hat, log_w_next, n_capped))
+            t, self.alpha, probs, supports, self.n, chosen, log_v, log_w_hat, log_w_next, n_capped)), expected
 
     def expected_loss(self, losses) -> float:
         r""":math:`(n-k)\, w_t^T \ell` for the current weights (no update)."""

@@ -86,7 +86,7 @@ class OnlineAdaptivePCA(DensityMatrixLearner):
                 f"t={self.t}")
 
     # -- the round ------------------------------------------------------------------------
-    def _round(self, x, record: bool) -> tuple[float, float, StepRecord | None]:
+    def _round(self, x, record: bool) -> tuple[float, float, StepRecord | None, float]:
         """Sample :math:`P_t`, suffer ``||x - P_t x||^2``, then update ``W`` (everything that
         can fail runs before anything is stored)."""
         x = as_loss_row(x, self.n, self.eta)
@@ -109,12 +109,12 @@ class OnlineAdaptivePCA(DensityMatrixLearner):
         self.t = t
         self.last_loss, self.last_expected_loss = loss, expected
         if not (record or self._hooks):
-            return loss, math.nan, None
+            return loss, math.nan, None, expected
         condition, rank = self._spectrum_summary(log_w_next)
         step = StepRecord(t=t, loss=loss, alpha=self.alpha, condition_number=condition, rank=rank,
                           expected_loss=expected)
         return loss, math.nan, self._emit_step(step, lambda: mixing_events(
-            t, self.alpha, probs, supports, self.n, chosen, log_v, log_w_hat, log_w_next, n_capped))
+            t, self.alpha, probs, supports, self.n, chosen, log_v, log_w_hat, log_w_next, n_capped)), expected
 
     def expected_loss(self, x) -> float:
         """:math:`(n-k)\\operatorname{tr}(W_t x x^T)` for the current ``W`` (no update)."""

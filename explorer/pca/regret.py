@@ -18,7 +18,7 @@ import numpy as np
 from .._validation import as_row, check_int
 from ._base import MAX_LOSS, as_stream
 
-__all__ = ["adaptive_regret", "interval_regret"]
+__all__ = ["adaptive_regret", "AdaptiveRegret", "interval_regret"]
 
 #: Interval endpoints considered at most (per side) when ``stride`` is chosen automatically.
 MAX_GRID_POINTS = 1000
@@ -37,18 +37,9 @@ def adaptive_regret(losses, X, k: int, *, stride: int | None = None,
     (``last_expected_loss`` or the ``"step"`` events' ``expected_loss``), as in the
     paper's definition.
 
-    Exact for ``stride=1``: all T(T+1)/2 intervals, one r x r eigenvalue problem each
-    (batched; r <= n is the rank of ``X``, the problem being solved in the span of the
-    rows), O(T^2 r^3) time and O(T r^2) memory; the toy stream (T = 600, r = 6) takes
-    about a second, 600 rows of rank 20 about ten.
-    For long streams, ``stride = s`` only considers intervals whose start and end+1 lie on
-    the grid ``0, s, 2s, ..., T``: a lower bound on the exact value that misses at most
-    s - 1 rounds at either end of the worst interval. ``stride=None`` (default) is exact
-    when T <= 1000 and the prefix sums fit in 100 MB, else the smallest stride that
-    keeps at most 1000 grid points within that budget.
-
-    Returns the regret (a float), or ``(regret, (r, s))`` with the worst interval as
-    0-based inclusive round indices if ``return_interval``.
+    ``AdaptiveRegret(X, k, stride=stride)(losses, return_interval=return_interval)``: to
+    score several learners on one stream, build :class:`AdaptiveRegret` once (its
+    comparators are the whole cost) and call it per learner.
 
     >>> import numpy as np
     >>> X = np.array([[1.0, 0.0]] * 3 + [[0.0, 1.0]] * 3)
@@ -59,38 +50,120 @@ def adaptive_regret(losses, X, k: int, *, stride: int | None = None,
     (3.0, (3, 5))
     """
     X = as_stream(X)
-    T, n = X.shape
-    losses = _as_losses(losses, T)
-    k = check_int("k", k, minimum=1)
-    if k > n:
-        raise ValueError(f"k must be an integer in [1, n] = [1, {n}], got {k}")
-    Z, discard = _span_coordinates(X, k)
-    r = Z.shape[1]
-    points = _grid(T, stride, MAX_GRID_POINTS, max(2, MAX_PREFIX_FLOATS // max(r * r, 1)))
-    blocks = [Z[a:b].T @ Z[a:b] for a, b in zip(points[:-1], points[1:])]
-    prefix = np.concatenate([np.zeros((1, r, r)), np.cumsum(blocks, axis=0)])
-    loss_prefix = np.r_[0.0, np.cumsum(losses)][points]
-    chunk = max(1, (1 << 22) // max(r * r, 1))
-    best_value, best_interval = -np.inf, (0, 0)
-    for i in range(points.size - 1):
-        for j0 in range(i + 1, points.size, chunk):
-            j = np.arange(j0, min(j0 + chunk, points.size))
-            if discard > 0:
-                eigenvalues = np.linalg.eigvalsh(prefix[j] - prefix[i])  # ascending
-                comparator = np.maximum(eigenvalues[:, :discard].sum(axis=1), 0.0)
-            else:
-                comparator = np.zeros(j.size)
+    losses = _as_losses(losses, X.shape[0])
+    return AdaptiveRegret(X, k, stride=stride)(losses, return_interval=return_interval)
+
+
+class AdaptiveRegret:
+    r"""The adaptive regret of any learner's losses on one stream ``X`` against rank-k
+    projections: the comparators are computed once, each call only adds up losses.
+
+    .. math:: R_a = \max_{0 \le i < j \le G} \Big( L_{p_j} - L_{p_i}
+              - \operatorname{best}(p_i, p_j - 1) \Big), \qquad L_s = \sum_{t \le s} \ell_t,
+
+    with :math:`\operatorname{best}(r, s)` the sum of the n - k smallest eigenvalues of
+    :math:`C_{rs}` over the intervals whose ends lie on the grid :math:`0 = p_0 < \dots <
+    p_G = T`. Exact for ``stride=1``: all T(T+1)/2 intervals, one r x r eigenvalue problem
+    each (batched; r <= n is the rank of ``X``, the problem being solved in the span of
+    the rows), O(T^2 r^3) time once, O(T^2) numbers kept; the toy stream (T = 600,
+    r = 6) takes about a second. ``stride = s`` only considers intervals whose start and
+    end+1 lie on ``0, s, 2s, ..., T``: a lower bound on the exact value that misses at most
+    s - 1 rounds at either end of the worst interval. ``stride=None`` (default) is exact
+    when T <= 1000 and the prefix sums fit in 100 MB, else the smallest stride that keeps at
+    most 1000 grid points within that budget (so at most 500,500 comparators are kept).
+
+    Calling it with T losses returns the regret (a float), or ``(regret, (r, s))`` with the
+    worst interval as 0-based inclusive round indices if ``return_interval``; the numbers
+    are those of :func:`adaptive_regret`, bit for bit.
+
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 0.0]] * 3 + [[0.0, 1.0]] * 3)
+    >>> regret = AdaptiveRegret(X, 1)
+    >>> regret(np.r_[np.zeros(3), np.ones(3)]), regret(np.r_[np.ones(3), np.zeros(3)])
+    (3.0, 3.0)
+
+    Reference: Hazan & Seshadhri 2009; Eq. 3 of Yuan & Lamperski.
+    """
+
+    def __init__(self, X, k: int, *, stride: int | None = None):
+        X = as_stream(X)
+        self.k = _check_rank(k, X.shape[1])
+        self.T, self.points, best = _interval_best(X, (self.k,), stride)
+        self._best = best[self.k]
+
+    @classmethod
+    def for_ranks(cls, X, ks, *, stride: int | None = None) -> dict[int, AdaptiveRegret]:
+        """One :class:`AdaptiveRegret` per rank k in ``ks`` (a slider's range), from one pass
+        of eigenproblems: an interval's eigenvalues do not depend on k, only how many of them
+        the comparator pays. Each is the one ``AdaptiveRegret(X, k, stride=stride)`` builds.
+
+        >>> import numpy as np
+        >>> X = np.array([[1.0, 0.0, 0.0]] * 3 + [[0.0, 1.0, 0.0]] * 3)
+        >>> kept = AdaptiveRegret.for_ranks(X, [1, 2])
+        >>> kept[1](np.r_[np.zeros(3), np.ones(3)]), kept[2](np.zeros(6))
+        (3.0, 0.0)
+        """
+        X = as_stream(X)
+        ranks = sorted({_check_rank(k, X.shape[1]) for k in ks})
+        if not ranks:
+            raise ValueError("ks must name at least one rank k in [1, n]")
+        T, points, best = _interval_best(X, ranks, stride)
+        return {k: cls._kept(T, k, points, best[k]) for k in ranks}
+
+    @classmethod
+    def _kept(cls, T: int, k: int, points: np.ndarray, best: list) -> AdaptiveRegret:
+        kept = cls.__new__(cls)
+        kept.T, kept.k, kept.points, kept._best = T, k, points, best
+        return kept
+
+    def __call__(self, losses, *, return_interval: bool = False):
+        losses = _as_losses(losses, self.T)
+        loss_prefix = np.r_[0.0, np.cumsum(losses)][self.points]
+        best_value, best_interval = -np.inf, (0, 0)
+        for i, j, comparator in self._best:
             regret = loss_prefix[j] - loss_prefix[i] - comparator
             top = int(np.argmax(regret))
             if regret[top] > best_value:
                 best_value = float(regret[top])
-                best_interval = (int(points[i]), int(points[j[top]]) - 1)
-    return (best_value, best_interval) if return_interval else best_value
+                best_interval = (int(self.points[i]), int(self.points[j[top]]) - 1)
+        return (best_value, best_interval) if return_interval else best_value
 
 
-def _span_coordinates(X: np.ndarray, k: int) -> tuple[np.ndarray, int]:
-    """Coordinates of the rows in an orthonormal basis of their span (T x r), and how many of
-    the r eigenvalues of an interval's covariance the comparator pays for.
+def _check_rank(k, n: int) -> int:
+    k = check_int("k", k, minimum=1)
+    if k > n:
+        raise ValueError(f"k must be an integer in [1, n] = [1, {n}], got {k}")
+    return k
+
+
+def _interval_best(X: np.ndarray, ranks, stride: int | None) -> tuple[int, np.ndarray, dict]:
+    """``(T, points, best)``: the grid, and per rank k the ``(i, j, best)`` chunks of the best
+    fixed projection's loss on the intervals ``[points[i], points[j] - 1]`` (the r - k
+    smallest eigenvalues of their covariance in the span coordinates), each chunk's
+    eigenproblems batched and shared by the ranks."""
+    T = X.shape[0]
+    Z = _span_coordinates(X)
+    r = Z.shape[1]
+    points = _grid(T, stride, MAX_GRID_POINTS, max(2, MAX_PREFIX_FLOATS // max(r * r, 1)))
+    blocks = [Z[a:b].T @ Z[a:b] for a, b in zip(points[:-1], points[1:])]
+    prefix = np.concatenate([np.zeros((1, r, r)), np.cumsum(blocks, axis=0)])
+    chunk = max(1, (1 << 22) // max(r * r, 1))
+    best = {k: [] for k in ranks}
+    for i in range(points.size - 1):
+        for j0 in range(i + 1, points.size, chunk):
+            j = np.arange(j0, min(j0 + chunk, points.size))
+            if r > min(ranks):
+                eigenvalues = np.linalg.eigvalsh(prefix[j] - prefix[i])  # ascending
+            for k in ranks:
+                discard = max(r - k, 0)
+                comparator = (np.maximum(eigenvalues[:, :discard].sum(axis=1), 0.0) if discard > 0
+                              else np.zeros(j.size))
+                best[k].append((i, j, comparator))
+    return T, points, best
+
+
+def _span_coordinates(X: np.ndarray) -> np.ndarray:
+    """Coordinates of the rows in an orthonormal basis of their span (T x r).
 
     Every :math:`C_{rs}` lives in the row space of ``X`` (dimension r <= n), so its n - k
     smallest eigenvalues are n - r zeros plus the r - k smallest in that space: the same
@@ -98,7 +171,7 @@ def _span_coordinates(X: np.ndarray, k: int) -> tuple[np.ndarray, int]:
     """
     _, sigma, Vt = np.linalg.svd(X, full_matrices=False)
     r = int(np.count_nonzero(sigma > sigma[0] * 1e-10)) if sigma.size and sigma[0] > 0 else 0
-    return X @ Vt[:r].T, max(r - k, 0)
+    return X @ Vt[:r].T
 
 
 def interval_regret(losses, best_on_interval: Callable[[int, int], float], *,

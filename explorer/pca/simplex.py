@@ -27,6 +27,7 @@ import numpy as np
 
 from .._validation import as_row, check_float, check_int
 from ..hooks import CapEvent, DecomposeEvent, FixedShareEvent
+from .compiled import compiled_decompose
 
 __all__ = ["cap", "mixture_decomposition", "fixed_share", "cap_log", "decompose", "corners_of",
            "sample_corner", "fixed_share_log", "mixing_events"]
@@ -132,10 +133,16 @@ def decompose(w: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
     :math:`B_d^n`, unchecked), with each corner given by its support: returns ``probs``
     (m,) and ``supports`` (m, d), the sorted indices of each corner's d entries 1/d.
 
+    Compiled (:func:`~explorer.pca.compiled.compiled_decompose`, the same numbers) once numba
+    is ready; this is the rule it follows.
+
     >>> probs, supports = decompose(np.array([0.5, 0.3, 0.2]), 2)
     >>> probs.round(3).tolist(), supports.tolist()
     ([0.6, 0.4], [[0, 1], [0, 2]])
     """
+    done = compiled_decompose(w, d)
+    if done is not None:
+        return done
     w = np.array(w, dtype=float)
     n = w.size
     start = float(w.sum())

@@ -101,7 +101,7 @@ class VarianceMinSphere(DensityMatrixLearner):
 
     _INPUT = "one covariance matrix"
 
-    def _round(self, C, record: bool) -> tuple[float, float, StepRecord | None]:
+    def _round(self, C, record: bool) -> tuple[float, float, StepRecord | None, float]:
         """Play a random eigenvector y of ``Y``, pay ``y^T C y``, then update."""
         C, x = as_covariance(C, self.n, self.eta)
         t = self.t + 1
@@ -120,13 +120,13 @@ class VarianceMinSphere(DensityMatrixLearner):
         self.t = t
         self.last_loss, self.last_expected_loss = loss, expected
         if not (record or self._hooks):
-            return loss, math.nan, None
+            return loss, math.nan, None, expected
         condition, rank = self._spectrum_summary(log_next)
         step = StepRecord(t=t, loss=loss, alpha=self.alpha, condition_number=condition, rank=rank,
                           expected_loss=expected)
         return loss, math.nan, self._emit_step(step, lambda: (
             DecomposeEvent(t=t, probs=sigma, corners=np.eye(self.n), chosen=chosen),
-            FixedShareEvent(t=t, v=np.exp(log_v), w_hat=np.exp(log_next), alpha=self.alpha)))
+            FixedShareEvent(t=t, v=np.exp(log_v), w_hat=np.exp(log_next), alpha=self.alpha))), expected
 
     def expected_loss(self, C) -> float:
         r""":math:`\operatorname{tr}(Y_t C)` for the current ``Y`` (no update; ``C`` as ``learn``'s)."""
