@@ -52,6 +52,18 @@ def _require_chromium():
                     pytrace=False)
 
 
+@pytest.fixture
+def compiled_ready():
+    """numba's compiled paths built (or loaded from its cache) before a test compares them with
+    the numpy rule; skipped only when numba is not installed (the test extra installs it)."""
+    from explorer import compiled
+
+    if not compiled.AVAILABLE:
+        pytest.skip("numba is not installed: the compiled path does not exist "
+                    "(pip install -e '.[fast]'; the test extra installs it)")
+    assert compiled.wait(240), f"the compiled paths did not build: {compiled.error()!r}"
+
+
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
     """pytest-playwright's launch options, pointed at Debian's chromium."""

@@ -30,15 +30,7 @@ from explorer.pca.simplex import decompose
 from explorer.streams import changing_subspace
 from state_checks import assert_same_state
 
-pytestmark = pytest.mark.timeout(300)
-
-
-@pytest.fixture(autouse=True)
-def compiled_ready():
-    if not compiled.AVAILABLE:
-        pytest.skip("numba is not installed: the compiled path does not exist "
-                    "(pip install -e '.[fast]'; the test extra installs it)")
-    assert compiled.wait(240), f"the compiled paths did not build: {compiled.error()!r}"
+pytestmark = [pytest.mark.timeout(300), pytest.mark.usefixtures("compiled_ready")]
 
 
 @st.composite

@@ -21,21 +21,13 @@ from explorer import compiled
 from explorer.hooks import Recorder
 from explorer.sketch import FrequentDirections, RobustFrequentDirections
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.usefixtures("compiled_ready")]
 
 MAKERS = {
     "fd": lambda d, m: FrequentDirections(d, m),
     "fast fd": lambda d, m: FrequentDirections(d, m, fast=True),
     "rfd": lambda d, m: RobustFrequentDirections(d, m, fast=True),
 }
-
-
-@pytest.fixture(autouse=True)
-def compiled_ready():
-    if not compiled.AVAILABLE:
-        pytest.skip("numba is not installed: the compiled path does not exist "
-                    "(pip install -e '.[fast]'; the test extra installs it)")
-    assert compiled.wait(240), f"the compiled paths did not build: {compiled.error()!r}"
 
 
 def outcome(call):

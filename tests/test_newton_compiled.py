@@ -44,12 +44,8 @@ def test_the_test_extra_installs_numba():
 @pytest.fixture(autouse=True)
 def kernel_ready(request):
     """The kernel compiled (or loaded from numba's cache) before any comparison."""
-    if request.function is test_the_test_extra_installs_numba:
-        return
-    if not compiled.AVAILABLE:
-        pytest.skip("numba is not installed: the compiled path does not exist "
-                    "(pip install -e '.[fast]'; the test extra installs it)")
-    assert compiled.wait(240), f"the compiled kernel did not build: {compiled.error()!r}"
+    if request.function is not test_the_test_extra_installs_numba:
+        request.getfixturevalue("compiled_ready")
 
 
 def close(a, b) -> bool:
