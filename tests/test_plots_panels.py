@@ -87,6 +87,19 @@ def test_small_multiples_titles_each_panels_y_axis_when_given_per_panel():
     assert (fig.layout.yaxis.title.text, fig.layout.yaxis2.title.text) == ("accuracy", None)
 
 
+def test_small_multiples_sets_log_axes_and_x_titles_per_panel():
+    """A mapping puts each named panel's y axis on a log scale (the others stay linear) and
+    titles each panel's own x axis; one value applies to every panel."""
+    fig = small_multiples(GRID, PANELS, shared_y=False, log_y={"m = 10": True},
+                          x_title={"m = 5": "round t", "m = 10": "index"})
+    assert (fig.layout.yaxis.type, fig.layout.yaxis2.type) == (None, "log")
+    assert fig.layout.yaxis2.exponentformat == "power" and fig.layout.yaxis.exponentformat is None
+    assert (fig.layout.xaxis.title.text, fig.layout.xaxis2.title.text) == ("round t", "index")
+    fig = small_multiples(GRID, PANELS, log_y=True, x_title="α₀")
+    assert (fig.layout.yaxis.type, fig.layout.yaxis2.type) == ("log", "log")
+    assert (fig.layout.xaxis.title.text, fig.layout.xaxis2.title.text) == ("α₀", "α₀")
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(x=[1, 2], panels={}), "at least one panel"),
     (dict(x=[1, 2], panels={"p": {}}), "at least one curve"),
@@ -95,6 +108,8 @@ def test_small_multiples_titles_each_panels_y_axis_when_given_per_panel():
     (dict(x=[1, 2], panels={"p": {"a": [1, 2]}}, hline={"q": 1.0}), "not in panels"),
     (dict(x=[1, 2], panels={"p": {"a": [1, 2]}}, hline=np.nan), "finite"),
     (dict(x=[1, 2], panels={"p": {"a": [1, 2]}}, y_title={"q": "rank"}), "y_title names panels"),
+    (dict(x=[1, 2], panels={"p": {"a": [1, 2]}}, x_title={"q": "t"}), "x_title names panels"),
+    (dict(x=[1, 2], panels={"p": {"a": [1, 2]}}, log_y={"q": True}), "log_y names panels"),
     (dict(x=[1, 2], panels={"p": {"a": [1, 2]}}, columns=0), "columns"),
     (dict(x=[[1, 2]], panels={"p": {"a": [1]}}), "1-D"),
 ])

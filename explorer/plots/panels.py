@@ -32,12 +32,13 @@ from .style import COLORS, EXACT_GREY, LAYOUT, method_color
 __all__ = ["small_multiples"]
 
 def small_multiples(x, panels: Mapping[str, Mapping[str, Any]], *,
-                    log_x: bool = False, log_y: bool = False, dashed: Iterable[str] = (),
+                    log_x: bool = False, log_y: bool | Mapping[str, bool] = False, dashed: Iterable[str] = (),
                     dashes: Mapping[str, str] | None = None,
                     hline: float | Mapping[str, float] | None = None,
                     hline_label: str = "", colors: Mapping[str, str] | None = None,
                     markers: bool = True, columns: int = 3, shared_y: bool = True,
-                    x_title: str | None = None, y_title: str | Mapping[str, str] | None = None,
+                    x_title: str | Mapping[str, str] | None = None,
+                    y_title: str | Mapping[str, str] | None = None,
                     title: str | None = None, height: int = 380) -> go.Figure:
     """One panel per entry of ``panels`` (title -> {curve name -> y, one per ``x``}); with
     ``x=None`` each curve brings its own x: {curve name -> ``(x, y)``}, as in
@@ -51,7 +52,9 @@ def small_multiples(x, panels: Mapping[str, Mapping[str, Any]], *,
     per panel (title -> number), e.g. the accuracy of always predicting the majority class;
     ``hline_label`` annotates it. Non-finite values leave gaps. At most ``columns`` panels
     per row. ``y_title``: on the first column's axes (one string), or per panel (title ->
-    string: panels on their own scales, ``shared_y=False``, showing different quantities).
+    string: panels on their own scales, ``shared_y=False``, showing different quantities);
+    ``x_title`` on every panel's x axis, or per panel; ``log_y`` for every panel, or per
+    panel (title -> bool; panels not named stay linear).
 
     >>> fig = small_multiples([5, 10], {"digits": {"FD": [0.2, 0.1]}}, log_y=True, hline=0.05)
     >>> fig.layout.yaxis.type, len(fig.layout.shapes)
@@ -72,7 +75,7 @@ def small_multiples(x, panels: Mapping[str, Mapping[str, Any]], *,
             raise ValueError(f"panels[{panel!r}] must name at least one curve")
         names += [name for name in series if name not in names]
     dash = dash_styles(names, dashed, dashes, among="curves of any panel")
-    for argument, given in (("hline", hline), ("y_title", y_title)):
+    for argument, given in (("hline", hline), ("y_title", y_title), ("x_title", x_title), ("log_y", log_y)):
         missing = set(given) - set(panels) if isinstance(given, Mapping) else set()
         if missing:
             raise ValueError(f"{argument} names panels {sorted(missing)} that are not in panels {list(panels)}")
@@ -107,13 +110,16 @@ def small_multiples(x, panels: Mapping[str, Mapping[str, Any]], *,
                       title=dict(text=title, y=0.98, yanchor="top") if title else None)
     fig.update_layout(margin=dict(t=110 if title else 80), legend=dict(y=1.08))
     # log axes label decades as powers of ten (1e-10 .. 1e10 would read "100p" .. "10B")
-    fig.update_xaxes(type="log" if log_x else None, title_text=x_title,
-                     exponentformat="power" if log_x else None)
-    fig.update_yaxes(type="log" if log_y else None, exponentformat="power" if log_y else None)
-    if isinstance(y_title, Mapping):
-        for k, panel in enumerate(panels):
-            row, col = divmod(k, n_cols)
+    fig.update_xaxes(type="log" if log_x else None, exponentformat="power" if log_x else None)
+    for k, panel in enumerate(panels):
+        row, col = divmod(k, n_cols)
+        log = bool(log_y.get(panel, False)) if isinstance(log_y, Mapping) else bool(log_y)
+        fig.update_yaxes(type="log" if log else None, exponentformat="power" if log else None,
+                         row=row + 1, col=col + 1)
+        fig.update_xaxes(title_text=x_title.get(panel) if isinstance(x_title, Mapping) else x_title,
+                         row=row + 1, col=col + 1)
+        if isinstance(y_title, Mapping):
             fig.update_yaxes(title_text=y_title.get(panel), row=row + 1, col=col + 1)
-    else:
+    if not isinstance(y_title, Mapping):
         fig.update_yaxes(title_text=y_title, col=1)
     return fig
