@@ -64,6 +64,24 @@ def test_the_compiled_decomposition_is_the_numpy_rules_bit_for_bit(case):
     assert w.tobytes() == case[0].tobytes()  # the caller's weights untouched
 
 
+@pytest.mark.parametrize("w, d", [(np.full(4, 0.25), 5), (np.full(4, 0.25), 0), (np.full((2, 2), 0.25), 1),
+                                  (np.array([0.5, np.nan, 0.5]), 1)])
+def test_what_cannot_be_a_capped_simplex_point_goes_to_the_numpy_rule(w, d):
+    """decompose reads its input unchecked; the kernel would read past ``w`` for d > n: such
+    input never reaches it, and the numpy rule's outcome (an error or a result) is the answer."""
+    before = compiled.COUNTS["decompositions"]
+    try:
+        with compiled.numpy_only():
+            expected = decompose(w, d)
+    except (IndexError, ValueError) as error:
+        with pytest.raises(type(error)):
+            decompose(w, d)
+    else:
+        got = decompose(w, d)
+        assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(got, expected))
+    assert compiled.COUNTS["decompositions"] == before
+
+
 @given(st.integers(0, 1100), st.integers(0, 2**32 - 1), st.floats(0.0, 300.0))
 def test_numpy_sum_adds_in_numpys_order(n, seed, spread):
     rng = np.random.default_rng(seed)

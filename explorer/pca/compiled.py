@@ -57,10 +57,12 @@ def mixture(w, d, probs, supports):
 
 def compiled_decompose(w: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray] | None:
     """:func:`~explorer.pca.simplex.decompose` by :func:`mixture` (same arguments, same
-    result), or None when the compiled paths are not ready."""
-    if not enabled():
-        return None
+    result), or None when the compiled paths are not ready or ``w`` cannot be a point of
+    :math:`B_d^n` (not 1-D, ``d`` outside [1, n], a non-finite entry): the kernel reads
+    ``w`` unchecked."""
     w = np.array(w, dtype=float)
+    if not (enabled() and w.ndim == 1 and 1 <= d <= w.size and np.isfinite(w).all()):
+        return None  # not ready, or not a point of B_d^n: the numpy rule's, and its errors
     probs, supports = np.empty(w.size), np.empty((w.size, d), dtype=np.int64)
     corners = mixture(w, d, probs, supports)
     COUNTS["decompositions"] += 1
