@@ -21,6 +21,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent
 RESULTS_DIR = HERE / "results"
+LESSONS_DIR = REPO_ROOT / "lessons"
 
 try:  # an editable install (make venv) or an installed package
     import explorer  # noqa: F401
@@ -201,6 +202,22 @@ def loss_gap_check(claim: str, check: dict) -> str:
     ``max_loss_gap`` and ``pass``."""
     return (f"Check: {claim} over {check['rounds']} rounds: max |loss gap| = "
             f"{check['max_loss_gap']:.2e} ({'pass' if check['pass'] else 'FAIL'})")
+
+
+def select_lessons(names) -> list[Path]:
+    """The lessons named by ``--lessons`` (file-name prefixes or stems, each matching exactly
+    one lesson), in that order; every lesson when ``names`` is empty."""
+    available = sorted(LESSONS_DIR.glob("*.ipynb"))
+    if not names:
+        return available
+    chosen = []
+    for name in names:
+        matches = [p for p in available if p.name.startswith(name) or p.stem == name]
+        if len(matches) != 1:
+            raise ValueError(f"--lessons {name!r} matches {[p.name for p in matches] or 'no lesson'} "
+                             f"(lessons: {', '.join(p.name for p in available)})")
+        chosen += matches
+    return chosen
 
 
 def table(rows: list[dict], columns: list[tuple[str, str]], title: str | None = None) -> str:

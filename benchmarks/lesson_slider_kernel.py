@@ -28,12 +28,10 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import _common
 
 CORRECTNESS_KEY = "all_lessons_ran"
-LESSONS_DIR = _common.REPO_ROOT / "lessons"
 QUICK_LESSONS = ("01",)
 AIM_S = 0.2
 TIMEOUT_S = 600
@@ -109,7 +107,7 @@ print(json.dumps(rows, default=float))
 
 def run(quick: bool = False, lessons: list[str] | None = None) -> dict:
     """Move every slider of every lesson one notch, in a fresh interpreter per lesson."""
-    paths = _select_lessons(lessons or (QUICK_LESSONS if quick else None))
+    paths = _common.select_lessons(lessons or (QUICK_LESSONS if quick else None))
     result = {"aim_s": AIM_S, "load_average": os.getloadavg()[0], "lessons": []}
     for path in paths:
         print(f"lesson_slider_kernel: {path.name}", file=sys.stderr, flush=True)
@@ -129,17 +127,6 @@ def run(quick: bool = False, lessons: list[str] | None = None) -> dict:
     result[CORRECTNESS_KEY] = (len(ran) == len(paths) > 0
                                and all(row["moved"] for r in ran for row in r["sliders"]))
     return result
-
-
-def _select_lessons(names) -> list[Path]:
-    available = sorted(LESSONS_DIR.glob("*.ipynb"))
-    if not names:
-        return available
-    chosen = [path for path in available if any(path.name.startswith(name) for name in names)]
-    if len(chosen) < len(names):
-        raise ValueError(f"--lessons: no lesson starts with one of {names}; "
-                         f"lessons are {[path.name for path in available]}")
-    return chosen
 
 
 def format_results(result: dict) -> str:
@@ -167,7 +154,7 @@ def main(argv=None) -> int:
                         help="lessons to time, by file-name prefix, e.g. 03 05 (default: all; --quick: 01)")
     own, rest = parser.parse_known_args(argv)
     try:
-        _select_lessons(own.lessons)
+        _common.select_lessons(own.lessons)
     except ValueError as error:
         parser.error(str(error))
 

@@ -54,7 +54,6 @@ import _common
 import requests
 
 CORRECTNESS_KEY = "all_lessons_ran"
-LESSONS_DIR = _common.REPO_ROOT / "lessons"
 QUICK_LESSONS = ("01",)
 STEPS, QUICK_STEPS = 5, 2
 QUIET_MS = 1000  # the output counts as settled after this long without a change
@@ -140,7 +139,7 @@ def run(quick: bool = False, lessons: list[str] | None = None, steps: int | None
     from playwright.sync_api import sync_playwright
 
     steps = steps or (QUICK_STEPS if quick else STEPS)
-    paths = _select_lessons(lessons or (QUICK_LESSONS if quick else None))
+    paths = _common.select_lessons(lessons or (QUICK_LESSONS if quick else None))
     result = {"steps": steps, "quiet_ms": QUIET_MS, "load_average": os.getloadavg()[0], "lessons": []}
     with tempfile.TemporaryDirectory(prefix="lesson-slider-latency-") as tmp, _sigterm_as_exit():
         root = Path(tmp) / "lessons"
@@ -163,20 +162,6 @@ def run(quick: bool = False, lessons: list[str] | None = None, steps: int | None
     result["load_average_after"] = os.getloadavg()[0]
     result[CORRECTNESS_KEY] = bool(result["lessons"]) and all("error" not in r for r in result["lessons"])
     return result
-
-
-def _select_lessons(names) -> list[Path]:
-    available = sorted(LESSONS_DIR.glob("*.ipynb"))
-    if not names:
-        return available
-    chosen = []
-    for name in names:
-        matches = [p for p in available if p.name.startswith(name) or p.stem == name]
-        if len(matches) != 1:
-            raise ValueError(f"--lessons {name!r} matches {[p.name for p in matches] or 'no lesson'} "
-                             f"(lessons: {', '.join(p.name for p in available)})")
-        chosen += matches
-    return chosen
 
 
 def _lesson(browser, lab: "_JupyterLab", name: str, steps: int) -> dict:
@@ -385,7 +370,7 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, help=f"slider steps per lesson (default {STEPS}; --quick {QUICK_STEPS})")
     own, rest = parser.parse_known_args(argv)
     try:
-        _select_lessons(own.lessons)
+        _common.select_lessons(own.lessons)
     except ValueError as error:
         parser.error(str(error))
     if "-h" in rest or "--help" in rest:

@@ -60,9 +60,11 @@ def compiled_decompose(w: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray] |
     result), or None when the compiled paths are not ready or ``w`` cannot be a point of
     :math:`B_d^n` (not 1-D, ``d`` outside [1, n], a non-finite entry): the kernel reads
     ``w`` unchecked."""
+    if not enabled():  # the numpy rule's round pays nothing more than this question
+        return None
     w = np.array(w, dtype=float)
-    if not (enabled() and w.ndim == 1 and 1 <= d <= w.size and np.isfinite(w).all()):
-        return None  # not ready, or not a point of B_d^n: the numpy rule's, and its errors
+    if not (w.ndim == 1 and 1 <= d <= w.size and np.isfinite(w).all()):
+        return None  # not a point of B_d^n: the numpy rule's, and its errors
     probs, supports = np.empty(w.size), np.empty((w.size, d), dtype=np.int64)
     corners = mixture(w, d, probs, supports)
     COUNTS["decompositions"] += 1

@@ -98,7 +98,7 @@ def small_multiples(x, panels: Mapping[str, Mapping[str, Any]], *,
                                       legendgroup=name, showlegend=name not in shown, marker=dict(size=6)),
                           row=row + 1, col=col + 1)
             shown.add(name)
-        level = hline.get(panel) if isinstance(hline, Mapping) else hline
+        level = _of_panel(hline, panel)
         if level is not None:
             level = float(level)
             if not np.isfinite(level):
@@ -113,13 +113,18 @@ def small_multiples(x, panels: Mapping[str, Mapping[str, Any]], *,
     fig.update_xaxes(type="log" if log_x else None, exponentformat="power" if log_x else None)
     for k, panel in enumerate(panels):
         row, col = divmod(k, n_cols)
-        log = bool(log_y.get(panel, False)) if isinstance(log_y, Mapping) else bool(log_y)
+        log = bool(_of_panel(log_y, panel))
         fig.update_yaxes(type="log" if log else None, exponentformat="power" if log else None,
                          row=row + 1, col=col + 1)
-        fig.update_xaxes(title_text=x_title.get(panel) if isinstance(x_title, Mapping) else x_title,
-                         row=row + 1, col=col + 1)
+        fig.update_xaxes(title_text=_of_panel(x_title, panel), row=row + 1, col=col + 1)
         if isinstance(y_title, Mapping):
-            fig.update_yaxes(title_text=y_title.get(panel), row=row + 1, col=col + 1)
+            fig.update_yaxes(title_text=_of_panel(y_title, panel), row=row + 1, col=col + 1)
     if not isinstance(y_title, Mapping):
         fig.update_yaxes(title_text=y_title, col=1)
     return fig
+
+
+def _of_panel(given, panel: str):
+    """An option given for every panel (one value) or per panel (title -> value; None for a
+    panel not named)."""
+    return given.get(panel) if isinstance(given, Mapping) else given
