@@ -147,11 +147,13 @@ class OnlineLearner(Observable):
                 kept[name][i] = result[position]
             clock[i] = now()
 
+        def history() -> History:
+            made = {"prediction": predictions} if self.PREDICTS else {}
+            return History({"t": np.arange(t0 + 1, t0 + n + 1), **made, "loss": losses, **kept,
+                            "seconds": clock - start})
+
         start = now()
-        self._play_rounds(rounds, losses, predictions, keep)
-        made = {"prediction": predictions} if self.PREDICTS else {}
-        return History({"t": np.arange(t0 + 1, t0 + n + 1), **made, "loss": losses, **kept,
-                        "seconds": clock - start})
+        return self._play_rounds(rounds, losses, predictions, keep, finish=history)
 
     # -- what the protocol runs ---------------------------------------------------------
     def _play(self, arguments: tuple, record: bool) -> tuple:
@@ -168,12 +170,13 @@ class OnlineLearner(Observable):
         return done
 
     def _play_rounds(self, rounds: Rounds, losses: np.ndarray, predictions: np.ndarray,
-                     keep: Callable[[int, tuple], None] | None = None) -> None:
+                     keep: Callable[[int, tuple], None] | None = None, finish: Callable[[], Any] | None = None):
         """Play checked ``rounds`` in order into ``losses`` and ``predictions`` (and
-        ``keep(i, result)`` if given), all or nothing."""
+        ``keep(i, result)`` if given), all or nothing; returns ``finish()`` (the call's
+        result, built before the rounds are committed: an interrupt there undoes them too)."""
         n, i = len(rounds), 0
         if not n:
-            return
+            return finish() if finish is not None else None
         play = self._round
         with self._transaction(), self._quiet():
             while (i if keep else (i := self._fast_rounds(rounds, i, losses, predictions))) < n:
@@ -185,8 +188,10 @@ class OnlineLearner(Observable):
                 if keep is not None:
                     keep(i, result)
                 i += 1
+            done = finish() if finish is not None else None
         if self.PREDICTS:
             self.last_prediction = float(predictions[-1])
+        return done
 
     def _emit_step(self, step: StepRecord,
                    events: Callable[[], Iterable[Any]] | None = None) -> StepRecord:

@@ -162,13 +162,13 @@ class AdaGrad(LinearLearner):
                 beta = -self._eta * proximal.solve(g_bar)
             if not np.isfinite(beta).all():
                 raise RoundRefused(beta_overflow(self._eta, self.delta))
-        except BaseException as error:
+            if shrink is None:
+                shrink = proximal.compress()  # ADA-FFD's; cannot fail: orthonormal V times orthonormal U
+        except BaseException as error:  # an interrupt too: the proximal matrix as it was
             proximal.rollback(saved)
             if isinstance(error, NUMERICAL_FAILURES) and not isinstance(error, RoundRefused):
                 raise RoundRefused(f"the update of H or beta failed ({error})") from None
             raise
-        if shrink is None:
-            shrink = proximal.compress()  # ADA-FFD's; cannot fail: orthonormal V times orthonormal U
         self.beta, self.g_bar, self.gradient_mass = beta, g_bar, mass
         if shrink is not None:
             self.delta_total += shrink.delta

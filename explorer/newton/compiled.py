@@ -114,7 +114,16 @@ class CompiledRounds:
         """``learn``'s round by :func:`rounds`: ``(loss, w_t^T x, None)``, or None if the
         numpy round must take it."""
         losses, predictions = np.empty(1), np.empty(1)
-        if self._compiled_rounds(x[None, :], np.array([y]), 0, losses, predictions, face_miss) == 0:
+        # the kernel writes into the curvature in place: an interrupt (or any error) before
+        # the learner's books are settled puts the round back, as the numpy round does
+        undo, u, t = self._curvature.undo_point(), self.u, self.t
+        try:
+            played = self._compiled_rounds(x[None, :], np.array([y]), 0, losses, predictions, face_miss)
+        except BaseException:
+            undo()
+            self.u, self.t = u, t
+            raise
+        if played == 0:
             return None
         return float(losses[0]), float(predictions[0]), None
 

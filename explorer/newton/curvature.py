@@ -276,7 +276,9 @@ class SketchCurvature:
         """Everything :meth:`assign` needs from ``state`` (the ``curvature.`` part), checked
         and nothing stored: the sketch through its own ``load_state_dict`` (on a copy), then
         ``K`` and ``L`` against it."""
-        probe = type(self.sketch).from_state_dict(self.sketch.state_dict())
+        # a fresh sketch with the same settings: the sketch itself may be mid-round (a batch
+        # being rolled back after an interrupt), so its own state is not read
+        probe = type(self.sketch)(**self.sketch.get_params())
         try:
             probe.load_state_dict(state_part(state, "sketch."))
         except ValueError as error:

@@ -297,10 +297,10 @@ class SketchedOnlineNewton(CompiledRounds, AutoDefaults, NewtonState, Tunable, O
                 except BaseException as error:  # an interrupt is undone too
                     if undo is not None:
                         undo()
+                        if raised is not None:
+                            raised()
                     if not isinstance(error, (ValueError, ArithmeticError, np.linalg.LinAlgError)):
                         raise
-                    if raised is not None and undoable:
-                        raised()
                     raise RoundRefused(f"the Newton step failed ({error})") from None
         self.u, self.t = u, t
         if not (record or self._hooks):

@@ -19,7 +19,7 @@ from ..merging import Mergeable
 from ..params import Tunable
 from ..state import stateful
 from .fd_state import FrequentDirectionsState
-from .shrink import TINY_SQUARE, ShrinkFailed, ShrinkRecord, ShrinkRule, fd_shrink, power_of_two_scale
+from .shrink import SHRINK_ERRORS, TINY_SQUARE, ShrinkFailed, ShrinkRecord, ShrinkRule, fd_shrink, power_of_two_scale
 
 __all__ = ["FrequentDirections", "merge_into"]
 
@@ -123,23 +123,22 @@ class FrequentDirections(Observable, Tunable, Mergeable, FrequentDirectionsState
         :class:`~explorer.sketch.ShrinkFailed` with the sketch as it was before the row.
         """
         mass = check_row_mass(self._frobenius_squared, row, squared=squared)
-        self.n_seen += 1
-        if columns is None:
-            self._buffer[self._filled] = row
-        else:
-            self._buffer[self._filled, columns] = row
-        self._filled += 1
-        shrink = None
-        if self._filled == self.capacity:
-            try:
-                shrink = self._shrink(rule)  # stores nothing unless it succeeds
-            except (np.linalg.LinAlgError, FloatingPointError, ValueError) as error:
-                self._filled -= 1
-                self._buffer[self._filled] = 0.0
-                self.n_seen -= 1
+        saved = self._checkpoint()
+        try:
+            self.n_seen += 1
+            if columns is None:
+                self._buffer[self._filled] = row
+            else:
+                self._buffer[self._filled, columns] = row
+            self._filled += 1
+            shrink = self._shrink(rule) if self._filled == self.capacity else None
+            self._frobenius_squared = mass
+        except BaseException as error:  # a failed shrink, an interrupt, a hook's error: undone
+            self._rollback(saved)
+            if isinstance(error, SHRINK_ERRORS):
                 raise ShrinkFailed(f"this row filled the buffer and the shrink failed ({error}); the sketch "
                                    f"is as it was before the row") from None
-        self._frobenius_squared = mass
+            raise
         return shrink
 
     @property
@@ -172,36 +171,31 @@ class FrequentDirections(Observable, Tunable, Mergeable, FrequentDirectionsState
             squared = squared_norms(X)
         if mass is None:
             mass = check_mass(self._frobenius_squared, X, squared=squared)
-        before = (self._filled, self.n_seen, self.n_shrinks, self.delta_total, self._frobenius_squared)
         nonzero = _nonzero_rows(X, squared)
-        # A shrink stores nothing unless it succeeds, so a failed first shrink leaves the
-        # occupied rows as they were; only a call that may shrink twice keeps a copy of them.
-        kept_before = (self._buffer[:before[0]].copy()
-                       if nonzero.size > self.capacity - before[0] else None)
-        seen_before = self.n_seen
-        start = 0
-        while start < nonzero.size:
-            block = nonzero[start:start + self.capacity - self._filled]
-            free = self._buffer[self._filled:self._filled + block.size]
-            if block[-1] - block[0] == block.size - 1:
-                free[:] = X[block[0]:block[-1] + 1]  # consecutive rows: one copy, no gather
-            else:
-                np.take(X, block, axis=0, out=free, mode="clip")  # indices are in range
-            self._filled += block.size
-            start += block.size
-            if self._filled == self.capacity:
-                self.n_seen = seen_before + int(block[-1]) + 1
-                try:
+        # a copy of the occupied rows only when a shrink may overwrite them
+        saved = self._checkpoint(shrinks=nonzero.size >= self.capacity - self._filled)
+        seen_before, start, block = self.n_seen, 0, nonzero[:0]
+        try:
+            while start < nonzero.size:
+                block = nonzero[start:start + self.capacity - self._filled]
+                free = self._buffer[self._filled:self._filled + block.size]
+                if block[-1] - block[0] == block.size - 1:
+                    free[:] = X[block[0]:block[-1] + 1]  # consecutive rows: one copy, no gather
+                else:
+                    np.take(X, block, axis=0, out=free, mode="clip")  # indices are in range
+                self._filled += block.size
+                start += block.size
+                if self._filled == self.capacity:
+                    self.n_seen = seen_before + int(block[-1]) + 1
                     self._shrink()
-                except (np.linalg.LinAlgError, FloatingPointError, ValueError) as error:
-                    if kept_before is not None:
-                        self._buffer[:before[0]] = kept_before
-                    self._buffer[before[0]:] = 0.0
-                    self._filled, self.n_seen, self.n_shrinks, self.delta_total, self._frobenius_squared = before
-                    raise ShrinkFailed(f"row {int(block[-1])} of this call: the shrink failed "
-                                       f"({error}); the sketch is as it was before the call") from None
-        self.n_seen = seen_before + X.shape[0]
-        self._frobenius_squared = mass
+            self.n_seen = seen_before + X.shape[0]
+            self._frobenius_squared = mass
+        except BaseException as error:  # a failed shrink, an interrupt, a hook's error: undone
+            self._rollback(saved)
+            if isinstance(error, SHRINK_ERRORS):
+                raise ShrinkFailed(f"row {int(block[-1])} of this call: the shrink failed "
+                                   f"({error}); the sketch is as it was before the call") from None
+            raise
 
     def _shrink(self, rule: "ShrinkRule | None" = None) -> "ShrinkRecord":
         """Shrink the full buffer (:func:`_shrink_of`) and store the result."""

@@ -30,8 +30,8 @@ class FrequentDirectionsState:
     def undo_point(self) -> Callable[[], None]:
         """A function that puts the sketch back as it is now, whatever one ``insert``
         does to it: a learner's refused round is undone with it. A row that does not fill
-        the buffer only takes the next free row, so three numbers undo it (the cheap common
-        case); a row that fills it (a shrink) needs a copy of the whole state.
+        the buffer only takes the next free row, so the counters undo it (the cheap common
+        case); a row that fills it (a shrink) needs a copy of the occupied rows.
 
         >>> from explorer.sketch import FrequentDirections
         >>> sk = FrequentDirections(d=2, m=2)
@@ -40,15 +40,26 @@ class FrequentDirectionsState:
         >>> undo(); sk.n_seen, sk.rank, sk.frobenius_squared
         (0, 0, 0.0)
         """
-        if self._filled == self.capacity - 1:
-            state = self.state_dict()
-            return lambda: self.load_state_dict(state)
-        filled, n_seen, mass = self._filled, self.n_seen, self._frobenius_squared
+        saved = self._checkpoint()
+        return lambda: self._rollback(saved)
 
-        def undo_row() -> None:
-            self._buffer[filled:] = 0.0
-            self._filled, self.n_seen, self._frobenius_squared = filled, n_seen, mass
-        return undo_row
+    def _checkpoint(self, shrinks: bool | None = None) -> tuple:
+        """What :meth:`_rollback` needs to undo rows written from now on: the counters, and
+        a copy of the occupied rows if a shrink may overwrite them (``shrinks``; by default
+        when the next row fills the buffer)."""
+        if shrinks is None:
+            shrinks = self._filled == self.capacity - 1
+        rows = self._buffer[:self._filled].copy() if shrinks else None
+        return (rows, self._filled, self.n_seen, self.n_shrinks, self.delta_total, self._frobenius_squared)
+
+    def _rollback(self, saved: tuple) -> None:
+        """The sketch as it was at :meth:`_checkpoint` (rows written since are zeroed)."""
+        rows, filled, *counters = saved
+        if rows is not None:
+            self._buffer[:filled] = rows
+        self._buffer[filled:] = 0.0
+        self._filled = filled
+        self.n_seen, self.n_shrinks, self.delta_total, self._frobenius_squared = counters
 
     def writable_buffer(self) -> np.ndarray:
         """The whole buffer ``B`` (capacity x d) itself, writable: for a compiled round that

@@ -97,7 +97,7 @@ class GeneralizedFrequentDirections(Observable, Tunable, Mergeable):
             self.n_seen += 1
             try:
                 (self.positive if weights[0] > 0 else self.negative).extend(scaled)
-            except ShrinkFailed:
+            except BaseException:  # a failed shrink, an interrupt: the part undid its rows
                 self.n_seen -= 1
                 raise
             return

@@ -59,8 +59,12 @@ class RandomProjectionSketch(Observable, Tunable):
         generator as they were. Returns the draws ``R`` (n x m)."""
         check_mass(0.0, X, name="X")
         generator = self._rng.bit_generator.state
-        R = perturb(self._rng.standard_normal((X.shape[0], self.m)) / np.sqrt(self.m))
-        updated = self._buffer + R.T @ X
+        try:
+            R = perturb(self._rng.standard_normal((X.shape[0], self.m)) / np.sqrt(self.m))
+            updated = self._buffer + R.T @ X
+        except BaseException:  # an interrupt after the draw: the generator as it was
+            self._rng.bit_generator.state = generator
+            raise
         if not np.isfinite(updated).all():
             self._rng.bit_generator.state = generator
             raise ValueError(f"the sketch B would overflow (its entries pass 1e308); rescale "

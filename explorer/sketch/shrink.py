@@ -18,7 +18,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 import scipy.linalg
 
-__all__ = ["ShrinkRecord", "ShrinkRule", "ShrinkFailed", "shrink_amounts", "svd_shrink", "gram_shrink",
+__all__ = ["ShrinkRecord", "ShrinkRule", "ShrinkFailed", "SHRINK_ERRORS", "shrink_amounts", "svd_shrink", "gram_shrink",
            "fd_shrink", "power_of_two_scale", "mass_bounds", "TINY_SQUARE"]
 
 _EPS = np.finfo(float).eps
@@ -46,6 +46,12 @@ values descending, delta, kept rows)``, as :func:`svd_shrink` returns."""
 
 class ShrinkFailed(ValueError):
     """A shrink's LAPACK call failed or gave a non-finite result; the sketch was restored."""
+
+
+#: What a failing shrink raises (LAPACK, a non-finite result, a refused row): the sketch is
+#: restored and :class:`ShrinkFailed` raised instead. Anything else (an interrupt, a hook's
+#: error) is raised as it is, with the sketch restored all the same.
+SHRINK_ERRORS = (np.linalg.LinAlgError, FloatingPointError, ValueError)
 
 
 def shrink_amounts(squared: np.ndarray, m: int) -> tuple[float, np.ndarray]:

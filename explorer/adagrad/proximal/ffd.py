@@ -88,14 +88,19 @@ class FFDProximal:
         self._values, self._vectors = eigh(self.M[:r, :r])
 
     def checkpoint(self) -> tuple:
-        """What ``add`` overwrites: the rank, the leading r x r block of ``M`` (a copy, at
-        most 2 tau x 2 tau) and the eigendecomposition (``add`` makes new arrays for it).
-        Columns r and beyond of ``V`` and the rest of ``M`` are zero, so need no copy."""
+        """What ``add`` and ``compress`` overwrite: the rank, the leading r x r block of
+        ``M`` (a copy, at most 2 tau x 2 tau), the eigendecomposition (``add`` makes new
+        arrays for it) and, when the next ``add`` may fill ``V`` (a ``compress`` rewrites
+        its columns), the first r columns of ``V``. Columns r and beyond of ``V`` and the
+        rest of ``M`` are zero, so need no copy."""
         r = self.r
-        return r, self.M[:r, :r].copy(), self._values, self._vectors
+        columns = self.V[:, :r].copy() if r >= self.capacity - 1 else None
+        return r, self.M[:r, :r].copy(), self._values, self._vectors, columns
 
     def rollback(self, saved: tuple) -> None:
-        r, block, self._values, self._vectors = saved
+        r, block, self._values, self._vectors, columns = saved
+        if columns is not None:
+            self.V[:, :r] = columns
         self.V[:, r:] = 0.0
         self.M[:] = 0.0
         self.M[:r, :r] = block
