@@ -116,3 +116,13 @@ def test_small_multiples_sets_log_axes_and_x_titles_per_panel():
 def test_small_multiples_rejects_bad_input(kwargs, message):
     with pytest.raises(ValueError, match=message):
         small_multiples(**kwargs)
+
+
+def test_small_multiples_gives_two_curves_of_one_method_two_colours():
+    """One colour rule for every chart (series_colors): a second curve of a method, or a
+    name whose cycle colour a method already has, gets a free colour, the same in every panel."""
+    curves = {"ADA-FFD CMD": [1, 2], "ADA-FFD PDS": [2, 3], "error": [3, 4]}
+    fig = small_multiples([1, 2], {"a": curves, "b": curves})
+    colors = {t.name: t.line.color for t in fig.data}
+    assert len(set(colors.values())) == 3 and colors["ADA-FFD CMD"] == method_color("ADA-FFD")
+    assert [t.line.color for t in fig.data[:3]] == [t.line.color for t in fig.data[3:]]

@@ -227,22 +227,27 @@ def _runs(name: str, values, length: int) -> np.ndarray:
     return array
 
 
-def series_colors(names: Iterable[str], colors: Mapping[str, str] | None = None) -> dict[str, str]:
+def series_colors(names: Iterable[str], colors: Mapping[str, str] | None = None,
+                  shared: Iterable[str] = ()) -> dict[str, str]:
     """The colour of each name: the one ``colors`` gives, else its method's
     (:func:`method_color`) if no other name has that colour yet, else the next colour of the
-    :data:`COLORS` cycle that no name has (so two curves of one method stay apart).
+    :data:`COLORS` cycle that no name has (so two curves of one method stay apart). Names
+    in ``shared`` keep their method's colour all the same: they are told apart otherwise
+    (a dash each, as one method's sketch sizes).
 
     >>> series_colors(["ADA-FFD CMD", "ADA-FFD PDS", "error"]) == {
     ...     "ADA-FFD CMD": method_color("ADA-FFD"), "ADA-FFD PDS": COLORS[0], "error": COLORS[1]}
     True
     >>> series_colors(["error", "bound"]) == {"error": COLORS[0], "bound": COLORS[1]}
     True
+    >>> len(set(series_colors(["FD m=5", "FD m=10"], shared=["FD m=5", "FD m=10"]).values()))
+    1
     """
-    names, colors = list(names), dict(colors or {})
+    names, colors, shared = list(names), dict(colors or {}), set(shared)
     chosen = {name: colors[name] for name in names if colors.get(name)}
     for name in names:
         own = method_color(name)
-        if name not in chosen and own is not None and own not in chosen.values():
+        if name not in chosen and own is not None and (own not in chosen.values() or name in shared):
             chosen[name] = own
     free = [c for c in COLORS if c not in chosen.values()] or list(COLORS)
     rest = [name for name in names if name not in chosen]

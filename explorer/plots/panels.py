@@ -26,8 +26,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .charts import as_vector, as_xy, curve_trace, dash_styles
-from .style import COLORS, EXACT_GREY, LAYOUT, method_color
+from .charts import as_vector, as_xy, curve_trace, dash_styles, series_colors
+from .style import EXACT_GREY, LAYOUT, method_color
 
 __all__ = ["small_multiples"]
 
@@ -44,9 +44,10 @@ def small_multiples(x, panels: Mapping[str, Mapping[str, Any]], *,
     ``x=None`` each curve brings its own x: {curve name -> ``(x, y)``}, as in
     :func:`~explorer.plots.charts.curves_chart`.
 
-    The same name gets the same colour in every panel (``colors``, else
-    :func:`method_color`, else the :data:`explorer.plots.COLORS` cycle) and appears once
-    in the legend; clicking it hides that curve in all panels. Names in ``dashed`` are
+    The same name gets the same colour in every panel
+    (:func:`~explorer.plots.charts.series_colors`: ``colors``, else its method's, else a
+    free colour of the cycle; the names of ``dashes`` share their method's) and appears
+    once in the legend; clicking it hides that curve in all panels. Names in ``dashed`` are
     drawn dashed, ``dashes`` gives a name another dash (``"dot"``, ...: one sketch size a
     dash). ``hline`` draws a dotted horizontal reference line in every panel (one number) or
     per panel (title -> number), e.g. the accuracy of always predicting the majority class;
@@ -79,9 +80,7 @@ def small_multiples(x, panels: Mapping[str, Mapping[str, Any]], *,
         missing = set(given) - set(panels) if isinstance(given, Mapping) else set()
         if missing:
             raise ValueError(f"{argument} names panels {sorted(missing)} that are not in panels {list(panels)}")
-    colors = dict(colors or {})
-    color = {name: colors.get(name) or method_color(name) or COLORS[i % len(COLORS)]
-             for i, name in enumerate(names)}
+    color = series_colors(names, colors, shared=dashes or ())
 
     n_panels = len(panels)
     n_cols = min(columns, n_panels)
