@@ -6,10 +6,10 @@ fault in a library underneath. This suite checks it for every class of
 ``tests/stateful_zoo.py``, at every point of a call: a trace function counts the Python
 function calls made inside ``explorer/`` during a round (``ROUNDS``) or a batch
 (``BATCHES``, ``KEPT_BATCHES``) and raises ``KeyboardInterrupt`` at the k-th, for every k (up
-to :data:`MAX_POINTS` spread over the call). The interrupt must come out of the call, the
-``state_dict()`` must be bit-identical to the one before the call (before the round it hit,
-for rounds played one by one), and the object must then play exactly like a twin loaded from
-that state. Compiled kernels (numba) are not traced: an interrupt lands between them.
+to :data:`MAX_POINTS` spread over the call). The interrupt must come out of the call, and then a
+batch leaves ``state_dict()`` bit-identical to the one before the call (and the object plays
+exactly like a twin loaded from it); a round leaves the state as before it or as after it;
+an in-place ``load_state_dict`` leaves the old state or the loaded one, never a mix. Compiled kernels (numba) are not traced: an interrupt lands between them.
 """
 
 from __future__ import annotations
@@ -146,3 +146,28 @@ def test_a_round_interrupted_anywhere_is_undone_or_done_never_half(name):
 
 def test_every_registered_class_is_interrupted():
     assert sorted(FEEDS) == registered_kinds()
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", sorted(FEEDS))
+def test_an_interrupted_load_leaves_the_object_as_it_was_or_loaded(name):
+    """``load_state_dict`` in place (what a resume and a rollback call): interrupted anywhere,
+    the object holds its old state or the loaded one, never a mix."""
+    state = snapshot(fed(name, n=27, seed=8))
+    counter = Interrupt()
+    counter.run(lambda: fed(name).load_state_dict(state))
+    fired = 0
+    for at in points(counter.calls):
+        obj = fed(name)
+        before, interrupt = snapshot(obj), Interrupt(at)
+        try:
+            interrupt.run(lambda: obj.load_state_dict(state))
+        except KeyboardInterrupt:
+            pass
+        if interrupt.fired:
+            fired += 1
+            now = snapshot(obj)
+            assert same_state(now, before) or same_state(now, state), (
+                f"interrupted at call {at}: differs from before at {differing_keys(now, before)} "
+                f"and from the loaded state at {differing_keys(now, state)}")
+    assert fired > 0

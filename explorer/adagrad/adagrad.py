@@ -17,7 +17,7 @@ from .._validation import SCALES, as_row, check_choice, check_int, check_matrix_
 from ..hooks import ShrinkEvent
 from ..learner import RoundRefused
 from ..sketch import MAX_SQUARED_MASS, ShrinkRecord
-from ..state import StateReader, state_part, stateful
+from ..state import StateReader, all_or_nothing, state_part, stateful
 from .linear import NUMERICAL_FAILURES, QUIET, LinearLearner, beta_overflow
 from .proximal import PREFIX, kept_shapes, make_proximal
 from .settings import DEFAULT_ETA, METHODS, VARIANTS, default_delta
@@ -244,11 +244,12 @@ class AdaGrad(LinearLearner):
         """
         with np.errstate(**QUIET):  # a huge tampered entry overflows a check: refused, silently
             checked = self._read_state(StateReader(state, type(self)), state)
-        self._proximal.restore(checked.pop("proximal"))
-        self._proximal.delta = checked.pop("delta")
-        self._restore_common(checked.pop("common"))
-        for key, value in checked.items():
-            setattr(self, key, value)
+        with all_or_nothing(self):  # the stores as one: interrupted, the learner is put back as it was
+            self._proximal.restore(checked.pop("proximal"))
+            self._proximal.delta = checked.pop("delta")
+            self._restore_common(checked.pop("common"))
+            for key, value in checked.items():
+                setattr(self, key, value)
 
     def _read_state(self, reader: StateReader, state: dict) -> dict:
         for key in ("variant", "method", "tau"):

@@ -19,7 +19,7 @@ import numpy as np
 from ..hooks import StepRecord
 from ..sketch import GeneralizedFrequentDirections, ShrinkFailed
 from ..learner import RoundRefused
-from ..state import StateReader, state_part, stateful
+from ..state import StateReader, all_or_nothing, state_part, stateful
 from ._shrink import PartMemo
 from .convex import ConvexFM
 
@@ -183,6 +183,7 @@ class SketchedFTRL(ConvexFM):
                                                 prefix=f"memo.{sign}."), part.rows)
                       for sign, part in zip("+-", (checked.positive, checked.negative)))
         t = reader.count("t", minimum=checked.n_seen)  # a round with q = 0 adds no row
-        self.sketch.load_state_dict(sketch_state)
-        self._memo = memos
-        self.t = t
+        with all_or_nothing(self):  # the stores as one: interrupted, the learner is put back as it was
+            self.sketch.load_state_dict(sketch_state)
+            self._memo = memos
+            self.t = t

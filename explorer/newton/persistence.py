@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..sketch import MAX_SQUARED_MASS
-from ..state import StateReader, state_part
+from ..state import StateReader, all_or_nothing, state_part
 from .._validation import SCALES
 from .curvature import SKETCHES
 from .defaults import AUTO, ETA_SCHEDULES, SUPPORTED_LOSSES, auto_names
@@ -177,11 +177,12 @@ class NewtonState:
         if (anchor < 0).any() or ((pending or not self._auto) and anchor.any()):
             raise reader.refuse("anchor", "(|x|^2, |y|) >= 0 of the row the auto settings came from, "
                                 "zeros while pending or with no auto setting", anchor.tolist())
-        if curvature is not self._curvature:
-            self._alpha0 = alpha0
-            self._use_curvature(curvature)
-        self._curvature.assign(checked)
-        self._anchor = (float(anchor[0]), float(anchor[1])) if anchor[0] > 0 else None
-        self._eta, self.C, self.mu = (in_use.get(name, getattr(self, name)) for name in ("eta", "C", "mu"))
-        self._pending = pending
-        self.u, self.t = u, t
+        with all_or_nothing(self):  # the stores as one: interrupted, the learner is put back as it was
+            if curvature is not self._curvature:
+                self._alpha0 = alpha0
+                self._use_curvature(curvature)
+            self._curvature.assign(checked)
+            self._anchor = (float(anchor[0]), float(anchor[1])) if anchor[0] > 0 else None
+            self._eta, self.C, self.mu = (in_use.get(name, getattr(self, name)) for name in ("eta", "C", "mu"))
+            self._pending = pending
+            self.u, self.t = u, t

@@ -156,9 +156,10 @@ class GeneralizedFrequentDirections(Observable, Tunable, Mergeable):
         for check, part in zip(checks, parts):
             check.load_state_dict(part)  # refuses a bad part before anything is stored
         n_seen = reader.count("n_seen", minimum=checks[0].n_seen + checks[1].n_seen)
-        self.positive.load_state_dict(parts[0])
-        self.negative.load_state_dict(parts[1])
-        self.n_seen = n_seen
+        with all_or_nothing(self):  # both parts as one: interrupted, the sketch is put back
+            self.positive.load_state_dict(parts[0])
+            self.negative.load_state_dict(parts[1])
+            self.n_seen = n_seen
 
 
 def _check_weight(s) -> float:
