@@ -4,12 +4,13 @@ The promise "a call that fails midway restores the state" covers failures the pa
 not raise itself: a ``KeyboardInterrupt`` (a student stopping a cell), a ``MemoryError``, a
 fault in a library underneath. This suite checks it for every class of
 ``tests/stateful_zoo.py``, at every point of a call: a trace function counts the Python
-function calls made inside ``explorer/`` during a round (``ROUNDS``) or a batch
-(``BATCHES``, ``KEPT_BATCHES``) and raises ``KeyboardInterrupt`` at the k-th, for every k (up
-to :data:`MAX_POINTS` spread over the call). The interrupt must come out of the call, and then a
-batch leaves ``state_dict()`` bit-identical to the one before the call (and the object plays
-exactly like a twin loaded from it); a round leaves the state as before it or as after it;
-an in-place ``load_state_dict`` leaves the old state or the loaded one, never a mix. Compiled kernels (numba) are not traced: an interrupt lands between them.
+function calls made inside ``explorer/`` during a round (``ROUNDS``), a batch (``BATCHES``,
+``KEPT_BATCHES``) or an in-place ``load_state_dict``, and raises ``KeyboardInterrupt`` at the
+k-th, for every k (up to :data:`MAX_POINTS` spread over the call). The interrupt must come
+out of the call; then a batch leaves ``state_dict()`` bit-identical to the one before the call
+(and the object plays exactly like a twin loaded from it), a round leaves the state as before
+it or as after it, and a load the old state or the loaded one: never a mix. Compiled kernels
+(numba) are not traced: an interrupt lands between them.
 """
 
 from __future__ import annotations
