@@ -31,7 +31,8 @@ from .pca import (
     mixture_decomposition,
 )
 from .oja import OjaSketch
-from .run import History, run
+from .history import History
+from .run import run
 from .sketch import (
     FrequentDirections,
     GeneralizedFrequentDirections,

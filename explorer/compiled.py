@@ -46,7 +46,7 @@ import numpy as np
 
 __all__ = ["AVAILABLE", "COUNTS", "EPS", "enabled", "numpy_only", "wait", "settle", "error", "jit", "entry",
            "dot", "rows_times", "times_rows", "factor_solve", "lower_solve", "finite",
-           "squared_rows", "numpy_sum", "shrink", "fd_shrink"]
+           "squared_rows", "numpy_sum", "shrink", "fd_shrink", "eigvalsh", "eigvalsh_workspace"]
 
 #: Whether numba is installed (the compiled paths exist at all; imported by the compiling thread).
 try:
@@ -227,6 +227,28 @@ def lower_solve(L, b, n, ws):
     ws[0], ws[1] = n, L.shape[0]
     _dtrsv(FLAGS[2:].ctypes, FLAGS[1:].ctypes, FLAGS[1:].ctypes, ws[0:].ctypes, L.ctypes,
            ws[1:].ctypes, b.ctypes, ONE.ctypes)
+
+
+@jit
+def eigvalsh_workspace(n):
+    """``(work, iwork)`` for :func:`eigvalsh` of matrices up to n x n: LAPACK's optimal sizes
+    (a workspace query, as numpy makes), so dsytrd blocks as in numpy's call."""
+    K, values, work, iwork = np.zeros(max(n, 1) ** 2), np.empty(max(n, 1)), np.empty(1), np.zeros(1, np.int32)
+    sizes = np.array([max(n, 1), -1, -1, 0], np.int32)
+    _dsyevd(FLAGS[1:].ctypes, FLAGS[2:].ctypes, sizes[0:].ctypes, K.ctypes, sizes[0:].ctypes, values.ctypes,
+            work.ctypes, sizes[1:].ctypes, iwork.ctypes, sizes[2:].ctypes, sizes[3:].ctypes)
+    return np.empty(max(int(work[0]), 1)), np.empty(max(int(iwork[0]), 1), np.int32)
+
+
+@jit
+def eigvalsh(K, r, values, work, iwork, sizes):
+    """numpy's ``eigvalsh`` of the symmetric r x r matrix ``K[:r * r]`` (overwritten): LAPACK
+    dsyevd without vectors, the eigenvalues ascending into ``values[:r]``; ``work`` and
+    ``iwork`` from :func:`eigvalsh_workspace`, ``sizes`` four int32. Returns LAPACK's info."""
+    sizes[0], sizes[1], sizes[2], sizes[3] = r, work.size, iwork.size, 0
+    _dsyevd(FLAGS[1:].ctypes, FLAGS[2:].ctypes, sizes[0:].ctypes, K.ctypes, sizes[0:].ctypes, values.ctypes,
+            work.ctypes, sizes[1:].ctypes, iwork.ctypes, sizes[2:].ctypes, sizes[3:].ctypes)
+    return sizes[3]
 
 
 @jit

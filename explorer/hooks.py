@@ -98,6 +98,10 @@ class Deferred:
     def __init__(self, fn: Callable[..., Any], *args):
         self.fn, self.args = fn, args
 
+    def __float__(self) -> float:
+        """The value, computed now (a column of numbers takes it so)."""
+        return float(self.fn(*self.args))
+
 
 class _ReadOnce:
     """The descriptor of a record field that may be given as a :class:`Deferred`: the

@@ -5,7 +5,7 @@ An online learner plays rounds. ``learn(x, y)`` plays one and returns its loss;
 (``step(x, y).loss == learn(x, y)``, same state after); hooks receive that very record;
 ``learn_many(X, y)`` plays the rows of ``X`` in order and returns their losses (with
 ``return_predictions`` also each prediction they were suffered on); ``progressive(X, y)``
-plays them the same and keeps every round's numbers as a :class:`~explorer.run.History`.
+plays them the same and keeps every round's numbers as a :class:`~explorer.history.History`.
 Those four are written once, in :class:`OnlineLearner`; a family writes its round:
 
 - ``_check_round(x, y)`` / ``_check_rounds(X, y)``: the arguments of its round(s), checked
@@ -34,7 +34,7 @@ import numpy as np
 
 from .errors import Diverged
 from .hooks import Observable, StepRecord
-from .run import History
+from .history import History
 from .state import all_or_nothing
 
 __all__ = ["RoundRefused", "refused", "OnlineLearner", "Rounds"]
@@ -124,12 +124,13 @@ class OnlineLearner(Observable):
 
     def progressive(self, X, y=None) -> History:
         """:meth:`learn_many`'s rounds, each one's numbers kept: a
-        :class:`~explorer.run.History`, one row per round, its columns named as
+        :class:`~explorer.history.History`, one row per round, its columns named as
         :class:`~explorer.hooks.StepRecord`'s fields: ``t`` (this learner's round),
         ``prediction`` (learners that make one), ``loss``, the class's
         :attr:`ROUND_OUTPUTS`, and ``seconds``, the wall time from the loop's start to the
-        end of that round (``["seconds"][-1]`` is the whole loop's). All or nothing, as
-        :meth:`learn_many`; no record is built (no hook is called).
+        end of that round (``["seconds"][-1]`` is the whole loop's; rounds a compiled path
+        played in one block share the block's end). All or nothing, as :meth:`learn_many`;
+        no record is built (no hook is called).
 
         >>> from explorer import OGD
         >>> run = OGD(2, eta=0.5).progressive([[1.0, 0.0], [1.0, 0.0]], [1.0, 1.0])
@@ -142,10 +143,16 @@ class OnlineLearner(Observable):
         kept = {name: np.empty(n) for name in outputs}
         now = time.perf_counter
 
-        def keep(i: int, result: tuple) -> None:
-            for name, position in outputs.items():
-                kept[name][i] = result[position]
-            clock[i] = now()
+        done = [0]  # rows whose clock is set
+
+        def keep(i: int, result: tuple | None) -> None:
+            """Round i's outputs from its result; None: rows up to i were played by a
+            compiled path, which wrote their outputs into ``kept``."""
+            if result is not None:
+                for name, position in outputs.items():
+                    kept[name][i] = result[position]  # a Deferred value is computed here
+            clock[done[0]:i + 1] = now()
+            done[0] = i + 1
 
         def history() -> History:
             made = {"prediction": predictions} if self.PREDICTS else {}
@@ -153,7 +160,7 @@ class OnlineLearner(Observable):
                             "seconds": clock - start})
 
         start = now()
-        return self._play_rounds(rounds, losses, predictions, keep, finish=history)
+        return self._play_rounds(rounds, losses, predictions, keep, finish=history, outputs=kept)
 
     # -- what the protocol runs ---------------------------------------------------------
     def _play(self, arguments: tuple, record: bool) -> tuple:
@@ -170,16 +177,25 @@ class OnlineLearner(Observable):
         return done
 
     def _play_rounds(self, rounds: Rounds, losses: np.ndarray, predictions: np.ndarray,
-                     keep: Callable[[int, tuple], None] | None = None, finish: Callable[[], Any] | None = None):
-        """Play checked ``rounds`` in order into ``losses`` and ``predictions`` (and
-        ``keep(i, result)`` if given), all or nothing; returns ``finish()`` (the call's
-        result, built before the rounds are committed: an interrupt there undoes them too)."""
+                     keep: Callable[[int, tuple | None], None] | None = None,
+                     finish: Callable[[], Any] | None = None, outputs: dict[str, np.ndarray] | None = None):
+        """Play checked ``rounds`` in order into ``losses`` and ``predictions``, all or
+        nothing; returns ``finish()`` (the call's result, built before the rounds are
+        committed: an interrupt there undoes them too). ``keep(i, result)`` after each
+        round ``_round`` played; ``keep(j, None)`` after a block of rows up to ``j`` that the
+        compiled path played, having written their ``outputs`` (:attr:`ROUND_OUTPUTS` columns)."""
         n, i = len(rounds), 0
         if not n:
             return finish() if finish is not None else None
         play = self._round
         with self._transaction(), self._quiet():
-            while (i if keep else (i := self._fast_rounds(rounds, i, losses, predictions))) < n:
+            while i < n:
+                fast = self._fast_rounds(rounds, i, losses, predictions, outputs)
+                if fast > i:
+                    if keep is not None:
+                        keep(fast - 1, None)
+                    i = fast
+                    continue
                 try:
                     result = play(*rounds[i], False)
                 except self.REFUSALS as refusal:
@@ -236,7 +252,9 @@ class OnlineLearner(Observable):
         """``learn``'s round by a compiled path, or None to take ``_round``."""
         return None
 
-    def _fast_rounds(self, rounds: Rounds, start: int, losses: np.ndarray,
-                     predictions: np.ndarray) -> int:
-        """Rounds ``start, ...`` by a compiled path; the first row left to ``_round``."""
+    def _fast_rounds(self, rounds: Rounds, start: int, losses: np.ndarray, predictions: np.ndarray,
+                     outputs: dict[str, np.ndarray] | None = None) -> int:
+        """Rounds ``start, ...`` by a compiled path, writing each row's ``outputs`` columns
+        too (:attr:`ROUND_OUTPUTS`; the path plays nothing when it cannot); the first row
+        left to ``_round``."""
         return start

@@ -2,7 +2,7 @@
 
 A :class:`Race` feeds the same rows to every learner it holds, keeps each learner's last
 :class:`~explorer.hooks.StepRecord` and cumulative loss, and records a bounded
-:class:`~explorer.run.History` of the numbers a lesson or a dashboard page plots. It has
+:class:`~explorer.history.History` of the numbers a lesson or a dashboard page plots. It has
 no Panel in it: a dashboard page (:mod:`explorer.dashboard.page`) is a view over one race,
 and a notebook uses the same object. docs/architecture.md draws the path from a round to
 a picture.
@@ -37,7 +37,8 @@ import numpy as np
 
 from ._validation import check_int
 from .errors import Diverged
-from .run import History, progress_bar
+from .history import History
+from .run import progress_bar
 
 __all__ = ["Race", "HotLearners", "Curves", "EventTimes", "EVENTS_KEPT", "TIME_DECAY"]
 
@@ -144,7 +145,7 @@ class HotLearners:
 
 
 class Curves:
-    """The one owner of a run's curves: ``history`` (a :class:`~explorer.run.History`) and
+    """The one owner of a run's curves: ``history`` (a :class:`~explorer.history.History`) and
     the one way to append to it, :meth:`record`: ``t`` and :meth:`measure` now, then the
     caller's ``extra`` columns. :class:`Race` is one; so is every family's race, and a
     dashboard page draws its race's ``history`` (:mod:`explorer.dashboard.page`).
@@ -180,7 +181,7 @@ class Race(HotLearners, Curves):
     columns ``measure(race) -> {column: float}`` adds (exact errors, condition numbers,
     ...); a family's race overrides :meth:`measure` with its own columns. ``capacity``: at
     most that many history points (every other one is dropped when full,
-    :class:`~explorer.run.History`); unbounded when None.
+    :class:`~explorer.history.History`); unbounded when None.
 
     A family's race extends the loop in one place, :meth:`after_round` (called once per
     row, after every learner played it): it never re-loops over the rows itself.

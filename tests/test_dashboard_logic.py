@@ -19,7 +19,7 @@ from panel.io.location import Location
 from explorer import FrequentDirections, RobustFrequentDirections
 from explorer.dashboard import Dashboard, create_app
 from explorer.race import Curves
-from explorer.run import History
+from explorer.history import History
 from explorer.dashboard.live import LivePlot
 from explorer.dashboard.page import Page
 from explorer.dashboard.pages.sketching import SketchingPage

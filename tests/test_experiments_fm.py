@@ -324,7 +324,7 @@ def test_tune_works_for_ocg_with_its_radius():
 
 
 def test_race_watch_says_whether_s_ftrl_beats_the_reference_from_the_recorded_curves():
-    from explorer.run import History
+    from explorer.history import History
     data = ratings()
     race = FactorizationRace(make_learners(data.X.shape[1], m=4, eta=0.1), data.X, data.y)
     history = History()

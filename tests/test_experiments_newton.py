@@ -17,7 +17,7 @@ from explorer.experiments.newton import (
     KEYS, LEARNERS, ORACLE_MAX_D, SKETCH_OF, NewtonRace, best_fixed_predictor, faint_share, hindsight,
     make_learners, planted_labels,
 )
-from explorer.run import History
+from explorer.history import History
 from explorer.losses import get_loss
 from explorer.newton import SketchedOnlineNewton
 from explorer.streams import linear_classification_labels, load_stream

@@ -147,6 +147,40 @@ def test_learn_many_chunks_agree_with_the_numpy_rule(spec, seed, n, scale_expone
         assert_same(fast, slow, learner, twin)
 
 
+@settings(max_examples=40, deadline=None)
+@given(LEARNERS, st.integers(0, 2 ** 32 - 1), st.integers(1, 70),
+       st.sampled_from([0, 0, -3, 3, -60, 60, -150, 150]), st.booleans())
+def test_progressive_keeps_alpha_and_kappa_as_the_numpy_rule(spec, seed, n, scale_exponent, zeros):
+    """``progressive`` on the compiled path writes each round's alpha_t and kappa(H_t) too
+    (kappa by numpy's eigvalsh LAPACK call): every column as the numpy rule's."""
+    learner = make(spec)
+    X, y = stream(seed, n, spec["d"], scale_exponent, spec["loss"], zeros)
+    fast, slow, learner, twin, played = both(learner, lambda l: l.progressive(X, y))
+    assert fast[0] == slow[0]
+    if fast[0] == "ok":
+        assert fast[1].names == slow[1].names
+        for name in ("loss", "prediction", "alpha", "condition_number"):
+            assert close(fast[1][name], slow[1][name]), name
+    else:
+        assert fast[1:] == slow[1:]
+    assert_states_close(learner.state_dict(), twin.state_dict())
+
+
+def test_progressive_takes_the_compiled_path_with_kappa():
+    """On an ordinary stream (lesson 03's kind), every row is compiled and the kept columns
+    agree with the numpy rule's (to the last bit where numpy's and scipy's LAPACK are one
+    build, as here; within 1e-12 relative by the check)."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((400, 12)) * np.logspace(0, -2, 12)
+    y = np.sign(X @ rng.standard_normal(12))
+    for sketch in ("rfd", "fd"):
+        learner = SketchedOnlineNewton(12, sketch=sketch, m=4, alpha0=1e-3, eta=0.0, C=1.0, loss="logistic")
+        fast, slow, _, _, played = both(learner, lambda l: l.progressive(X, y))
+        assert played == 400
+        for name in ("loss", "prediction", "alpha", "condition_number"):
+            assert close(fast[1][name], slow[1][name]), (sketch, name)
+
+
 @settings(max_examples=30, deadline=None)
 @given(LEARNERS, st.integers(0, 2 ** 32 - 1), st.integers(1, 30), st.sampled_from([0, 2, -2, 150, -150]))
 def test_learn_row_by_row_agrees_with_the_numpy_rule(spec, seed, n, scale_exponent):

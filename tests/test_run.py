@@ -14,7 +14,8 @@ from explorer import (
 )
 from explorer.hooks import Observable, StepRecord
 from explorer.metrics import covariance_error
-from explorer.run import History, lead_since, run
+from explorer.history import History
+from explorer.run import lead_since, run
 
 
 class MeanRegressor(Observable):
@@ -316,6 +317,25 @@ def test_step_history_is_learn_many_with_each_rounds_record():
     assert np.array_equal(history["loss"], losses)
     for name in ("alpha", "condition_number", "rank"):
         assert np.array_equal(history[name], columns[name])
+
+
+def test_step_history_of_round_outputs_is_the_records_without_hooks():
+    """Fields among the learner's ROUND_OUTPUTS come from ``progressive`` (no record, no hook,
+    the compiled path if any): the same columns as the records give, divergence included."""
+    from explorer.newton import SketchedOnlineNewton
+    from explorer.run import step_history
+
+    X = stream(80, 5)
+    y = np.sign(X[:, 0] + 0.1)
+    X[50:] *= 1e150  # round 51 overflows: rounds 1-50 are played again, the rest inf / NaN
+    make = lambda: SketchedOnlineNewton(5, sketch="fd", m=3, alpha0=0.01, eta=0.0, mu=1.0, C=1e100, loss="squared")
+    fields = ("alpha", "condition_number")
+    kept = step_history(make(), X, y, fields=fields)
+    recorded = step_history(make(), X, y, fields=(*fields, "rank"))  # rank is no round output: records
+    assert kept.names == ["t", "loss", *fields] and len(kept) == 80
+    assert np.isinf(kept["loss"][50:]).all() and np.isnan(kept["condition_number"][50:]).all()
+    for name in ("t", "loss", *fields):
+        assert np.array_equal(kept[name], recorded[name], equal_nan=True), name
 
 
 def test_step_history_counts_each_round_once_after_a_divergence():

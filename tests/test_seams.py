@@ -4,7 +4,7 @@
   on ``self``/``cls`` or for a name the same module defines, and never
   ``from module import _name``. A private *module* (``_validation``, ``pca/_base``) is
   imported only from inside the package that holds it.
-- One class named ``History`` (:class:`explorer.run.History`).
+- One class named ``History`` (:class:`explorer.history.History`).
 - Figures live in :mod:`explorer.plots`: no other top-level module imports plotly.
 - No notebook defines its own ``sig()``: :func:`explorer.report.sig` is the one home.
 """
@@ -93,7 +93,7 @@ def test_the_checker_sees_a_private_reach_in(tmp_path):
 def test_one_class_named_history():
     homes = [f"{path.relative_to(ROOT)}" for path, tree in _modules() for node in ast.walk(tree)
              if isinstance(node, ast.ClassDef) and node.name == "History"]
-    assert homes == ["explorer/run.py"]
+    assert homes == ["explorer/history.py"]
 
 
 def test_figures_live_in_explorer_plots():

@@ -170,7 +170,7 @@ def csv(page) -> str:
     """``page.history`` as CSV: the column names, then one line a point, each value the
     ``repr`` of its float (``nan``, ``inf`` and ``-inf`` as Python writes them).
 
-    >>> from explorer.run import History
+    >>> from explorer.history import History
     >>> class Shown: history = History({"t": [0.0, 1.0], "loss": [float("nan"), 0.1]})
     >>> print(csv(Shown()), end="")
     t,loss

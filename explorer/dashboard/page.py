@@ -39,7 +39,7 @@ from typing import ClassVar
 import numpy as np
 import param
 
-from ..run import History
+from ..history import History
 from .live import LivePlot
 from .settings import Settings
 
@@ -125,7 +125,7 @@ class Page(param.Parameterized):
 
     @property
     def history(self) -> History:
-        """The curves: the race's :class:`~explorer.run.History`, one per run (:meth:`step`)."""
+        """The curves: the race's :class:`~explorer.history.History`, one per run (:meth:`step`)."""
         return self.race.history
 
     @property

@@ -38,7 +38,7 @@ from ..metrics import (ROUNDING_LEVEL, best_fd_bound_from_eigenvalues,
                        gram_covariance_error, gram_eigenvalues, sketch_condition_numbers)
 from ..params import Tunable
 from ..race import Curves, EventTimes
-from ..run import History
+from ..history import History
 from ..sketch import FrequentDirections, RobustFrequentDirections
 from ..state import StateReader, all_or_nothing, copy_array
 

@@ -14,7 +14,7 @@ synthetic) and a binary data set (:mod:`.data`).
 - ``learn(x, y) -> loss``, ``step(x, y) -> StepRecord`` (:mod:`explorer.hooks`: the
   prediction, ``gradient_scale`` q, S-FTRL's shrink and ranks), ``predict(x) -> z``; ``x``
   dense, ``(indices, values)`` or scipy.sparse; :func:`progressive` runs a whole stream
-  and returns its per-round numbers as a :class:`~explorer.run.History`.
+  and returns its per-round numbers as a :class:`~explorer.history.History`.
 - ``eta`` is hot: ``with_params(eta=...)`` continues the stream (:mod:`explorer.params`).
 - All or nothing: bad input is a ``ValueError`` before anything changes, and a round that
   diverges raises :class:`~explorer.errors.Diverged` (a ``ValueError``, naming the row)

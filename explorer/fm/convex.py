@@ -24,7 +24,7 @@ it was before the call; ``progressive`` undoes the rounds it had already played.
 ``step(x, y)`` returns the round's :class:`~explorer.hooks.StepRecord` (``prediction``
 ``z_t``, ``gradient_scale`` ``q_t``, S-FTRL's ``shrink``, ``rank`` and ``part_ranks``),
 which hooks receive too; ``learn(x, y)`` returns its loss; ``progressive`` returns a whole
-stream's records as a :class:`~explorer.run.History` with the same column names. ``eta`` is
+stream's records as a :class:`~explorer.history.History` with the same column names. ``eta`` is
 the one hot hyper-parameter: ``with_params(eta=...)`` continues the stream
 (:class:`~explorer.params.Tunable`; docs/architecture.md).
 """

@@ -15,7 +15,7 @@ full-matrix baselines share :class:`~explorer.fm.full_matrix.FullMatrixFM`.
 
 from __future__ import annotations
 
-from ..run import History
+from ..history import History
 from .convex import (FTRL_DEFAULT_ETA, LOSS_NAMES, MAX_PREDICTION, MAX_THETA_ENTRY, ConvexFM,
                      RoundFailed)
 from .ftrl import FTRLFM

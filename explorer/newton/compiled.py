@@ -1,4 +1,4 @@
-r"""The sketched online Newton round compiled by numba: the fast path of ``learn`` and ``learn_many``.
+r"""The sketched online Newton round compiled by numba: the fast path of ``learn``, ``learn_many``, ``progressive``.
 
 The round is :meth:`~explorer.newton.SketchedOnlineNewton._round` (Algorithm 5 with RFD or FD:
 FD's insert and its shrink through ``B B^T``), the numpy rule the lessons show and the browser
@@ -9,7 +9,9 @@ runs. :func:`rounds` plays it compiled for RFD-SON and FD-SON while no hook list
 ``einsum``'s row norms in numpy's order: the same numbers. A row the rule treats otherwise
 (no Cholesky factor, a tall buffer's SVD shrink, a tiny, failed or watched shrink, a raised
 FD-SON ``alpha_0``, any refusal) stops the loop before it is touched and goes to the numpy
-round, so refusals, ``state_dict`` and resumes are the rule's own. ``step`` stays numpy.
+round, so refusals, ``state_dict`` and resumes are the rule's own. ``progressive`` gets each
+round's alpha_t and kappa(H_t) too (numpy's ``eigvalsh`` call, dsyevd without vectors, on
+``K``); ``step`` stays numpy.
 
 Switches and compile cost are :mod:`explorer.compiled`'s (re-exported here): numpy only
 without numba or with ``EXPLORER_COMPILED=0``; compiled in a background thread at the first
@@ -34,8 +36,9 @@ import math
 
 import numpy as np
 
-from ..compiled import (AVAILABLE, COUNTS, dot, enabled, entry, error, factor_solve, finite, jit,
-                        lower_solve, numpy_only, rows_times, settle, shrink, squared_rows, times_rows, wait)
+from ..compiled import (AVAILABLE, COUNTS, dot, eigvalsh, eigvalsh_workspace, enabled, entry, error, factor_solve,
+                        finite, jit, lower_solve, numpy_only, rows_times, settle, shrink, squared_rows, times_rows,
+                        wait)
 from ..sketch import MAX_SQUARED_MASS, TINY_SQUARE, FrequentDirections, RobustFrequentDirections
 from .curvature import TINY_SQUARED_ROW, SketchCurvature
 from .defaults import FIXED_SHIFT_SKETCHES, MAX_CURVATURE, UNSKETCHED_SAFETY
@@ -52,18 +55,24 @@ REPLACED = frozenset({"add", "solve", "solve_gradient", "undo_point", "refactor"
 LOSS_CODES = {"squared": 0, "logistic": 1}
 #: Slots of the kernel's scalar arrays (floats: settings and the sketch's mass).
 C_, MU, ETA, SHIFT, MASS, ALPHA0, RAISE, FACE, DELTA_TOTAL, BASE = range(10)
-T, FILLED, N_SEEN, FACTORED, CAPACITY, LOSS, INVERSE_T, CHECK_ALPHA0, N_SHRINKS, SHRINKS, RFD, M = range(12)
+T, FILLED, N_SEEN, FACTORED, CAPACITY, LOSS, INVERSE_T, CHECK_ALPHA0, N_SHRINKS, SHRINKS, RFD, M, KAPPA_FAILED = range(13)
+#: The round outputs (:attr:`SketchedOnlineNewton.ROUND_OUTPUTS`) the kernel writes too.
+COMPILED_OUTPUTS = frozenset({"alpha", "condition_number"})
+#: An output nobody asked for.
+NONE = np.empty(0)
 
 
 def rounds(X: np.ndarray, y: np.ndarray, start: int, losses: np.ndarray, predictions: np.ndarray,
            u: np.ndarray, buffer: np.ndarray, inner: np.ndarray, factor: np.ndarray,
-           floats: np.ndarray, ints: np.ndarray) -> int:
+           floats: np.ndarray, ints: np.ndarray, alphas: np.ndarray = NONE,
+           kappas: np.ndarray = NONE) -> int:
     """Play rows ``start, start + 1, ...`` of ``X`` (labels ``y``) compiled, writing each
-    round's loss and prediction, until the end or the first row the numpy rule must take;
+    round's loss and prediction (and, into non-empty ``alphas`` / ``kappas``, alpha_t and
+    kappa(H_t) after it), until the end or the first row the numpy rule must take;
     returns that row's index. ``u`` (a copy), ``buffer``, ``inner``, ``factor`` are updated
     in place, and ``floats`` / ``ints`` (slots above) hold the scalars before and after."""
     COUNTS["calls"] += 1
-    stop = kernel(X, y, start, losses, predictions, u, buffer, inner, factor, floats, ints)
+    stop = kernel(X, y, start, losses, predictions, u, buffer, inner, factor, floats, ints, alphas, kappas)
     COUNTS["rows"] += stop - start
     return stop
 
@@ -76,12 +85,13 @@ class CompiledRounds:
     COMPILED_SKETCHES = ("rfd", "fd")
 
     def _compiled_rounds(self, X: np.ndarray, y: np.ndarray, start: int, losses: np.ndarray,
-                         predictions: np.ndarray, face_miss: float) -> int:
+                         predictions: np.ndarray, face_miss: float,
+                         outputs: dict[str, np.ndarray] | None = None) -> int:
         """Rows ``start, ...`` of checked ``X``, ``y`` by :func:`rounds` while it applies;
         returns the first row left to the numpy round (``start`` if none was played).
         ``face_miss``: :data:`explorer.newton.son.FACE_MISS`."""
-        curvature = self._curvature
-        if (self._hooks or self._pending or self._anchor is not None
+        curvature, outputs = self._curvature, outputs or {}
+        if (outputs.keys() - COMPILED_OUTPUTS or self._hooks or self._pending or self._anchor is not None
                 or self.sketch_kind not in self.COMPILED_SKETCHES or type(curvature) is not SketchCurvature
                 or vars(curvature).keys() & REPLACED or not enabled()):
             return start
@@ -98,16 +108,19 @@ class CompiledRounds:
                            sketch.delta_total, sketch.alpha0 if rfd else curvature.alpha0])
         ints = np.array([self.t, sketch.rank, sketch.n_seen, int(curvature.factored), sketch.capacity,
                          LOSS_CODES[self.loss], int(self._eta_schedule == "inverse_t"), int(auto_alpha0),
-                         sketch.n_shrinks, int(shrinks), int(rfd), sketch.m], dtype=np.int64)
+                         sketch.n_shrinks, int(shrinks), int(rfd), sketch.m, 0], dtype=np.int64)
         u = self.u.copy()
         X = np.ascontiguousarray(X, dtype=float)
         stop = rounds(X, np.ascontiguousarray(y, dtype=float), start, losses, predictions, u,
-                      buffer, inner, factor, floats, ints)
+                      buffer, inner, factor, floats, ints, outputs.get("alpha", NONE),
+                      outputs.get("condition_number", NONE))
         if stop > start:
             self.u, self.t = u, int(ints[T])
             sketch.rows_written(int(ints[FILLED]), int(ints[N_SEEN]), float(floats[MASS]),
                                 n_shrinks=int(ints[N_SHRINKS]), delta_total=float(floats[DELTA_TOTAL]))
             curvature.shift, curvature.factored = float(floats[SHIFT]), bool(ints[FACTORED])
+        if ints[KAPPA_FAILED]:  # the numpy rule's eigvalsh raises this when kappa is read
+            raise np.linalg.LinAlgError("Eigenvalues did not converge")
         return stop
 
     def _compiled_learn(self, x: np.ndarray, y: float, face_miss: float) -> tuple | None:
@@ -129,7 +142,8 @@ class CompiledRounds:
 
 
 _SIGNATURE = ("int64(float64[:, ::1], float64[::1], int64, float64[::1], float64[::1], float64[::1], "
-              "float64[:, ::1], float64[:, ::1], float64[::1, :], float64[::1], int64[::1])")
+              "float64[:, ::1], float64[:, ::1], float64[::1, :], float64[::1], int64[::1], float64[::1], "
+              "float64[::1])")
 
 
 @jit
@@ -160,10 +174,42 @@ def moved(u, excess, direction, norm, out):
     return finite(out)
 
 
+@jit
+def kappa(inner, r, d, shift, K, values, work, iwork, sizes):
+    """curvature.kappa_of_inner of ``inner[:r, :r]`` (numpy's eigvalsh through the same LAPACK
+    call); NaN if LAPACK failed."""
+    largest, low = 0.0, 0.0
+    if r > 0:
+        for a in range(r):
+            for b in range(r):
+                K[a * r + b] = inner[a, b]
+        if eigvalsh(K, r, values, work, iwork, sizes) != 0:
+            return math.nan
+        largest = values[r - 1]
+        low = values[r - d] if r >= d else 0.0
+    smallest = shift + low
+    return (largest + shift) / smallest if smallest > 0 else math.inf
+
+
+@jit
+def outputs(i, alphas, kappas, inner, r, d, shift, K, values, work, iwork, sizes):
+    """Round i's alpha_t and kappa(H_t) into ``alphas`` / ``kappas`` when asked for; False if
+    kappa's LAPACK call failed."""
+    if alphas.size > 0:
+        alphas[i] = shift
+    if kappas.size > 0:
+        kappas[i] = kappa(inner, r, d, shift, K, values, work, iwork, sizes)
+        return not math.isnan(kappas[i])
+    return True
+
+
 @entry(_SIGNATURE)
-def kernel(X, Y, start, losses, predictions, u, buffer, inner, factor, floats, ints):
+def kernel(X, Y, start, losses, predictions, u, buffer, inner, factor, floats, ints, alphas, kappas):
     """The rounds of :func:`rounds` (Algorithm 5 as :meth:`~explorer.newton.SketchedOnlineNewton._round`)."""
     d, capacity = X.shape[1], ints[CAPACITY]
+    # kappa's eigenvalue problem: its scratch, sized for the largest K once
+    work, iwork = eigvalsh_workspace(capacity if kappas.size > 0 else 0)
+    K, values, sizes = np.empty(capacity * capacity), np.empty(capacity), np.zeros(4, np.int32)
     C, shift = floats[C_], floats[SHIFT]
     w, g, row, step = np.empty(d), np.empty(d), np.empty(d), np.empty(d)
     projected, coefficients, known = np.empty(capacity), np.empty(d), np.empty(capacity)
@@ -260,6 +306,9 @@ def kernel(X, Y, start, losses, predictions, u, buffer, inner, factor, floats, i
                     u[:] = w
                     ints[T] = t
                     losses[i], predictions[i] = loss, face
+                    if not outputs(i, alphas, kappas, inner, ints[FILLED], d, shift, K, values, work, iwork, sizes):
+                        ints[KAPPA_FAILED] = 1
+                        return i + 1
                     continue
                 if not (shift > 0 and factored):
                     return i  # no Cholesky factor: the numpy rule
@@ -291,4 +340,7 @@ def kernel(X, Y, start, losses, predictions, u, buffer, inner, factor, floats, i
         u[:] = w
         ints[T] = t
         losses[i], predictions[i] = loss, face
+        if not outputs(i, alphas, kappas, inner, ints[FILLED], d, shift, K, values, work, iwork, sizes):
+            ints[KAPPA_FAILED] = 1
+            return i + 1
     return X.shape[0]

@@ -131,6 +131,8 @@ class SketchedOnlineNewton(CompiledRounds, AutoDefaults, NewtonState, Tunable, O
     """
 
     HOT = ("eta", "alpha0", "eta_schedule")
+    #: :meth:`progressive` keeps alpha_t and kappa(H_t) of every round (after (loss, z_t, record)).
+    ROUND_OUTPUTS = {"alpha": 3, "condition_number": 4}
 
     def __init__(self, d: int, *, sketch: str = "rfd", m: int = 10, alpha0: float | str = AUTO,
                  eta: float | str = AUTO, mu: float | None = None, C: float | str = AUTO,
@@ -259,10 +261,10 @@ class SketchedOnlineNewton(CompiledRounds, AutoDefaults, NewtonState, Tunable, O
     def _fast_round(self, arguments: tuple) -> tuple | None:
         return self._compiled_learn(arguments[0], arguments[1], FACE_MISS)  # the same numbers
 
-    def _fast_rounds(self, rounds: Rounds, start: int, losses: np.ndarray,
-                     predictions: np.ndarray) -> int:
+    def _fast_rounds(self, rounds: Rounds, start: int, losses: np.ndarray, predictions: np.ndarray,
+                     outputs: dict[str, np.ndarray] | None = None) -> int:
         X, y = rounds.arrays
-        return self._compiled_rounds(X, y, start, losses, predictions, FACE_MISS)
+        return self._compiled_rounds(X, y, start, losses, predictions, FACE_MISS, outputs)
 
     def _project(self, x: np.ndarray) -> tuple[np.ndarray, float, float]:
         """:func:`project_on_slab` of ``u_t`` for ``x``: ``(w_t, a_t, z_t)``."""
@@ -303,9 +305,10 @@ class SketchedOnlineNewton(CompiledRounds, AutoDefaults, NewtonState, Tunable, O
                         raise
                     raise RoundRefused(f"the Newton step failed ({error})") from None
         self.u, self.t = u, t
+        alpha, kappa = self.alpha, self._curvature.deferred_condition_number()
         if not (record or self._hooks):
-            return loss, z, None
+            return loss, z, None, alpha, kappa
         return loss, z, self._emit_step(StepRecord(
-            t=t, loss=loss, prediction=z, gradient_scale=slope, shrink=shrink, alpha=self.alpha,
-            rank=self._curvature.rank, condition_number=self._curvature.deferred_condition_number(),
-            curvature_weight=self.curvature_weight(t)))
+            t=t, loss=loss, prediction=z, gradient_scale=slope, shrink=shrink, alpha=alpha,
+            rank=self._curvature.rank, condition_number=kappa,
+            curvature_weight=self.curvature_weight(t))), alpha, kappa

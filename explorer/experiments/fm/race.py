@@ -3,7 +3,7 @@
 Luo et al. (KDD 2018; docs/algorithms.md section 6). Each learner plays a chunk of rows at a
 time through its :meth:`~explorer.learner.OnlineLearner.progressive` (the timed fast path; one-hot
 rows stay sparse); the race keeps what the rounds computed -- each learner's predictions and
-gradient scales ``q_t`` (the :class:`~explorer.run.History` progressive returns: nothing
+gradient scales ``q_t`` (the :class:`~explorer.history.History` progressive returns: nothing
 is recomputed), its loop time -- plus the exact sums S-FTRL's two halves sketch,
 ``H+^T H+ = sum_{q>0} |q| a_hat a_hat^T`` and ``H-^T H-``, while ``d + 1 <=``
 :data:`~explorer.experiments.fm.lineup.ORACLE_MAX` (FD guarantees
@@ -30,7 +30,7 @@ from ...errors import Diverged
 from ...fm import progressive
 from ...hooks import Recorder
 from ...race import Curves, EventTimes, HotLearners
-from ...run import History
+from ...history import History
 from .lineup import DIVERGED, LEARNERS, ORACLE_MAX
 from .metrics import progressive_auc, rmse, running_mean
 
