@@ -19,7 +19,7 @@ from ..merging import Mergeable
 from ..params import Tunable
 from ..state import stateful
 from .fd_state import FrequentDirectionsState
-from .shrink import SHRINK_ERRORS, TINY_SQUARE, ShrinkFailed, ShrinkRecord, ShrinkRule, fd_shrink, power_of_two_scale
+from .shrink import TINY_SQUARE, ShrinkFailed, ShrinkRecord, ShrinkRule, fd_shrink, power_of_two_scale
 
 __all__ = ["FrequentDirections", "merge_into"]
 
@@ -134,11 +134,8 @@ class FrequentDirections(Observable, Tunable, Mergeable, FrequentDirectionsState
             shrink = self._shrink(rule) if self._filled == self.capacity else None
             self._frobenius_squared = mass
         except BaseException as error:  # a failed shrink, an interrupt, a hook's error: undone
-            self._rollback(saved)
-            if isinstance(error, SHRINK_ERRORS):
-                raise ShrinkFailed(f"this row filled the buffer and the shrink failed ({error}); the sketch "
-                                   f"is as it was before the row") from None
-            raise
+            raise self._undone(saved, error, lambda: f"this row filled the buffer and the shrink failed "
+                                                     f"({error}); the sketch is as it was before the row") from None
         return shrink
 
     @property
@@ -191,11 +188,8 @@ class FrequentDirections(Observable, Tunable, Mergeable, FrequentDirectionsState
             self.n_seen = seen_before + X.shape[0]
             self._frobenius_squared = mass
         except BaseException as error:  # a failed shrink, an interrupt, a hook's error: undone
-            self._rollback(saved)
-            if isinstance(error, SHRINK_ERRORS):
-                raise ShrinkFailed(f"row {int(block[-1])} of this call: the shrink failed "
-                                   f"({error}); the sketch is as it was before the call") from None
-            raise
+            raise self._undone(saved, error, lambda: f"row {int(block[-1])} of this call: the shrink failed "
+                                                     f"({error}); the sketch is as it was before the call") from None
 
     def _shrink(self, rule: "ShrinkRule | None" = None) -> "ShrinkRecord":
         """Shrink the full buffer (:func:`_shrink_of`) and store the result."""

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._validation import MAX_SQUARED_MASS
 from ..state import StateReader, copy_array
-from .shrink import mass_bounds
+from .shrink import SHRINK_ERRORS, ShrinkFailed, mass_bounds
 
 __all__ = ["FrequentDirectionsState"]
 
@@ -51,6 +51,13 @@ class FrequentDirectionsState:
             shrinks = self._filled == self.capacity - 1
         rows = self._buffer[:self._filled].copy() if shrinks else None
         return (rows, self._filled, self.n_seen, self.n_shrinks, self.delta_total, self._frobenius_squared)
+
+    def _undone(self, saved: tuple, error: BaseException, failed: Callable[[], str]) -> BaseException:
+        """The sketch back at ``saved`` (:meth:`_checkpoint`) after rows being written raised
+        ``error``; what to raise: ``ShrinkFailed(failed())`` for a failed shrink, else
+        ``error`` itself (an interrupt, a hook's error)."""
+        self._rollback(saved)
+        return ShrinkFailed(failed()) if isinstance(error, SHRINK_ERRORS) else error
 
     def _rollback(self, saved: tuple) -> None:
         """The sketch as it was at :meth:`_checkpoint` (rows written since are zeroed)."""
