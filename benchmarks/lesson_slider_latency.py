@@ -3,6 +3,7 @@
     python benchmarks/lesson_slider_latency.py             # all lessons, 5 steps each (~5-10 min)
     python benchmarks/lesson_slider_latency.py --quick     # lesson 01, 2 steps (~1 min)
     python benchmarks/lesson_slider_latency.py --lessons 03 05 --steps 3 --json /tmp/l.json
+    python benchmarks/lesson_slider_latency.py --every-slider   # every slider of the widget, not the first
 
 What a student sees, timed in the browser. The lessons are copied into a temporary folder
 (the files in ``lessons/`` are never opened, so never modified) and JupyterLab serves that
@@ -24,7 +25,8 @@ Playwright, headless. For every lesson:
   change is reported too (the old charts stay until new output arrives, since
   ``interactive_output`` clears with ``wait=True``). Every step must move the slider's
   value and change the output's text (chart titles and legends show the value), or the
-  lesson is reported as failed.
+  lesson is reported as failed. With ``--every-slider``, every slider of that widget in turn
+  (one row each; toggle buttons and check boxes are not timed).
 
 The lessons' sliders all use ``continuous_update=False``, so one key press is one redraw.
 ``--threads`` and ``--clock`` are accepted as by every benchmark but change nothing here:
@@ -131,8 +133,10 @@ OUTPUT_HAS_PLOT_JS = """(handle) => {
 }"""
 
 
-def run(quick: bool = False, lessons: list[str] | None = None, steps: int | None = None) -> dict:
-    """Open every lesson in JupyterLab, run all cells, step its first slider; see the docstring."""
+def run(quick: bool = False, lessons: list[str] | None = None, steps: int | None = None,
+        every_slider: bool = False) -> dict:
+    """Open every lesson in JupyterLab, run all cells, step its first slider (or each slider
+    of the first slider's widget); see the docstring."""
     chromium = shutil.which("chromium")
     if chromium is None:
         return {"skipped": "Debian chromium is not installed", CORRECTNESS_KEY: True}
@@ -140,7 +144,8 @@ def run(quick: bool = False, lessons: list[str] | None = None, steps: int | None
 
     steps = steps or (QUICK_STEPS if quick else STEPS)
     paths = _common.select_lessons(lessons or (QUICK_LESSONS if quick else None))
-    result = {"steps": steps, "quiet_ms": QUIET_MS, "load_average": os.getloadavg()[0], "lessons": []}
+    result = {"steps": steps, "quiet_ms": QUIET_MS, "load_average": os.getloadavg()[0], "lessons": [],
+              "every_slider": every_slider}
     with tempfile.TemporaryDirectory(prefix="lesson-slider-latency-") as tmp, _sigterm_as_exit():
         root = Path(tmp) / "lessons"
         root.mkdir()
@@ -153,7 +158,7 @@ def run(quick: bool = False, lessons: list[str] | None = None, steps: int | None
                 try:
                     for path in paths:
                         print(f"lesson_slider_latency: {path.name}", file=sys.stderr, flush=True)
-                        result["lessons"].append(_lesson(browser, lab, path.name, steps))
+                        result["lessons"].extend(_lesson(browser, lab, path.name, steps, every_slider))
                         lab.shutdown_kernels()
                 finally:
                     browser.close()
@@ -164,11 +169,13 @@ def run(quick: bool = False, lessons: list[str] | None = None, steps: int | None
     return result
 
 
-def _lesson(browser, lab: "_JupyterLab", name: str, steps: int) -> dict:
-    """One lesson in a fresh browser context; errors are reported in the row, not raised."""
+def _lesson(browser, lab: "_JupyterLab", name: str, steps: int, every_slider: bool = False) -> list[dict]:
+    """One lesson in a fresh browser context: its row, then with ``every_slider`` one row per
+    further slider of the same widget; errors are reported in the row, not raised."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     row = {"lesson": name}
+    rows = [row]
     context = browser.new_context(viewport={"width": 1500, "height": 1100})
     page = context.new_page()
     page.set_default_timeout(OPEN_TIMEOUT * 1000)
@@ -186,11 +193,16 @@ def _lesson(browser, lab: "_JupyterLab", name: str, steps: int) -> dict:
         handle.evaluate("h => h.closest('.jp-Cell').scrollIntoView({block: 'start'})")
         page.wait_for_function(OUTPUT_HAS_PLOT_JS, arg=handle.element_handle(), polling=200)
         _step_slider(page, handle, steps, row)
+        others = handle.locator("xpath=ancestor::div[contains(@class, 'jp-Cell')]").locator(".widget-slider .noUi-handle")
+        for i in range(1, others.count() if every_slider else 1):
+            row = {"lesson": name}
+            rows.append(row)
+            _step_slider(page, others.nth(i), steps, row)
     except Exception as error:  # noqa: BLE001  (one broken lesson must not stop the others)
         row["error"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
     finally:
         context.close()
-    return row
+    return rows
 
 
 def _run_all(page) -> tuple[float, int]:
@@ -353,7 +365,8 @@ def format_results(result: dict) -> str:
                ("steps", "steps"), ("first", "first change s (median)"), ("median", "redraw s median"),
                ("max", "redraw s max")]
     title = (f"Lessons in JupyterLab, headless chromium: Run All, then {result['steps']} arrow-key steps of "
-             f"the first slider (load average {result['load_average']:.1f} before, "
+             f"{'every slider' if result.get('every_slider') else 'the first slider'} "
+             f"(load average {result['load_average']:.1f} before, "
              f"{result['load_average_after']:.1f} after)")
     lines = [_common.table(rows, columns, title=title),
              "redraw = key press to the output's last change painted (kernel idle, then "
@@ -368,6 +381,8 @@ def main(argv=None) -> int:
     parser.add_argument("--lessons", nargs="+", metavar="PREFIX",
                         help="lessons to time, by file-name prefix, e.g. 01 03 (default: all; --quick: 01)")
     parser.add_argument("--steps", type=int, help=f"slider steps per lesson (default {STEPS}; --quick {QUICK_STEPS})")
+    parser.add_argument("--every-slider", action="store_true",
+                        help="time every slider of the lesson's widget, one row each (default: the first)")
     own, rest = parser.parse_known_args(argv)
     try:
         _common.select_lessons(own.lessons)
@@ -378,7 +393,7 @@ def main(argv=None) -> int:
         print()
 
     def run_selected(quick: bool = False) -> dict:
-        return run(quick=quick, lessons=own.lessons, steps=own.steps)
+        return run(quick=quick, lessons=own.lessons, steps=own.steps, every_slider=own.every_slider)
 
     return _common.script_main(rest, doc=__doc__, run=run_selected, format_results=format_results,
                                passed_key=CORRECTNESS_KEY)
