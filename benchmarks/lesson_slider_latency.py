@@ -17,7 +17,7 @@ Playwright, headless. For every lesson:
   cell executed (Python's clock, polled every 0.2 s). A cell that raises stops the lesson;
 - **slider step**: the first slider of the lesson's "play with it" widget is scrolled to the
   top and focused, then ArrowRight is pressed (ArrowLeft when there is more room on that
-  side), ``--steps`` times. In the browser's clock, from the keydown event to the next
+  side), ``--steps`` times (fewer if the slider has less room: every step a new setting). In the browser's clock, from the keydown event to the next
   animation frame after the last change of the widget's output area (a MutationObserver on
   the ``Output`` widget), where "last" means: the kernel is idle again and nothing in the
   output changed for 1 s. That is the time until the redrawn charts are on screen: the
@@ -233,10 +233,14 @@ def _run_all(page) -> tuple[float, int]:
 def _step_slider(page, handle, steps: int, row: dict) -> None:
     """Press an arrow key on the slider ``steps`` times; each redraw's latency into ``row``."""
     slider = handle.evaluate(SLIDER_JS)
-    key = "ArrowRight" if slider["max"] - slider["now"] >= slider["now"] - slider["min"] else "ArrowLeft"
+    right, left = slider["max"] - slider["now"], slider["now"] - slider["min"]
+    key = "ArrowRight" if right >= left else "ArrowLeft"
     row.update(slider=slider["name"], key=key, values=[slider["text"]], first_ms=[], settled_ms=[])
     for _ in range(steps):
-        before = handle.evaluate(SLIDER_JS)["now"]
+        state = handle.evaluate(SLIDER_JS)
+        before = state["now"]
+        if before >= state["max"] if key == "ArrowRight" else before <= state["min"]:
+            break  # the end of the range: every step a setting not seen yet, so fewer steps here
         handle.evaluate(WATCH_JS)
         handle.focus()
         page.keyboard.press(key)
