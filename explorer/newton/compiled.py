@@ -207,9 +207,13 @@ def outputs(i, alphas, kappas, inner, r, d, shift, K, values, work, iwork, sizes
 def kernel(X, Y, start, losses, predictions, u, buffer, inner, factor, floats, ints, alphas, kappas):
     """The rounds of :func:`rounds` (Algorithm 5 as :meth:`~explorer.newton.SketchedOnlineNewton._round`)."""
     d, capacity = X.shape[1], ints[CAPACITY]
-    # kappa's eigenvalue problem: its scratch, sized for the largest K once
-    work, iwork = eigvalsh_workspace(capacity if kappas.size > 0 else 0)
-    K, values, sizes = np.empty(capacity * capacity), np.empty(capacity), np.zeros(4, np.int32)
+    # kappa's eigenvalue problem: its scratch, sized for the largest K once, and only when asked
+    asked = capacity if kappas.size > 0 else 0
+    if asked:
+        work, iwork = eigvalsh_workspace(asked)
+    else:
+        work, iwork = np.empty(1), np.empty(1, np.int32)
+    K, values, sizes = np.empty(asked * asked), np.empty(asked), np.zeros(4, np.int32)
     C, shift = floats[C_], floats[SHIFT]
     w, g, row, step = np.empty(d), np.empty(d), np.empty(d), np.empty(d)
     projected, coefficients, known = np.empty(capacity), np.empty(d), np.empty(capacity)
