@@ -86,8 +86,8 @@ def kappa_of_inner(K: np.ndarray, d: int, shift: float) -> float:
 
 def kappa_of_inverse(inverse: np.ndarray) -> float:
     """``kappa(H)`` from the symmetric positive definite ``H^{-1}``: the ratio of its extreme
-    eigenvalues (its lower triangle's, one eigenvalue problem: a third of an SVD's time at
-    d = 20); inf when rounding leaves the smallest at or below 0."""
+    eigenvalues (its lower triangle's: one symmetric eigenvalue problem, cheaper than an SVD);
+    inf when rounding leaves the smallest at or below 0."""
     eigenvalues = np.linalg.eigvalsh(inverse)
     return float(eigenvalues[-1] / eigenvalues[0]) if eigenvalues[0] > 0 else np.inf
 
